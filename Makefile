@@ -1,0 +1,62 @@
+# The two commands of the README: `make run` serves Corpus, `make test` passes every check.
+# Both share `make setup`, which is idempotent and does nothing when nothing changed.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+FRONTEND := frontend
+SPA_SOURCES := $(shell find $(FRONTEND)/src $(FRONTEND)/public -type f 2>/dev/null) \
+	$(wildcard $(FRONTEND)/index.html $(FRONTEND)/vite.config.ts $(FRONTEND)/tsconfig*.json)
+
+.PHONY: setup build run test lint typecheck test-python test-frontend schema clean
+
+setup: $(STAMP) $(FRONTEND)/node_modules/.package-lock.json
+
+# Python 3.11+, a virtual environment, and the project with the versions it was tested with
+# (constraints.txt: lower bounds live in pyproject.toml, the tested set here).
+$(STAMP): pyproject.toml constraints.txt
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+		|| { echo "Corpus needs Python 3.11 or newer (PYTHON=$(PYTHON))"; exit 1; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+	touch $@
+
+$(FRONTEND)/node_modules/.package-lock.json: $(FRONTEND)/package.json $(FRONTEND)/package-lock.json
+	@node -e 'process.exit(+process.versions.node.split(".")[0] < 20)' \
+		|| { echo "Corpus's web app needs Node.js 20 or newer"; exit 1; }
+	cd $(FRONTEND) && npm ci --no-audit --no-fund
+	touch $@
+
+# The SPA is rebuilt only when its sources changed.
+build: $(FRONTEND)/dist/index.html
+$(FRONTEND)/dist/index.html: $(FRONTEND)/node_modules/.package-lock.json $(SPA_SOURCES)
+	cd $(FRONTEND) && npm run build
+	touch $@
+
+run: setup build
+	$(BIN)/corpus serve
+
+lint: setup
+	$(BIN)/ruff check app tests alembic
+	$(BIN)/ruff format --check app tests alembic
+	$(BIN)/lint-imports
+
+typecheck: setup
+	$(BIN)/mypy
+
+test-frontend: setup build
+	cd $(FRONTEND) && npm test
+
+test-python: setup build
+	$(BIN)/pytest
+
+test: lint typecheck test-frontend test-python
+
+# Rewrite sql/schema.sql from a freshly migrated database (commit it with the migration).
+schema: setup
+	$(BIN)/python -m tests.db.schema_sql --write
+
+clean:
+	rm -rf $(VENV) $(FRONTEND)/node_modules $(FRONTEND)/dist

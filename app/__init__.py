@@ -1,0 +1,1 @@
+"""Corpus: a self-hosted knowledge base shared by coding agents and people."""

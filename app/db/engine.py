@@ -1,0 +1,53 @@
+"""Engines, pools and the read/write connection types."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import NewType
+
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+# Distinct types let a replica take the reads later without touching service signatures; a
+# write connection is accepted wherever a read connection is expected.
+ReadConnection = NewType("ReadConnection", AsyncConnection)
+WriteConnection = NewType("WriteConnection", ReadConnection)
+
+
+def make_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
+    """An asyncpg engine with a pool that survives a restarted server (pre-ping)."""
+    return create_async_engine(
+        url,
+        pool_size=pool_size,
+        max_overflow=pool_size,
+        pool_pre_ping=True,
+        # asyncpg's statement cache is per connection; JIT only slows our short queries.
+        connect_args={"server_settings": {"jit": "off", "application_name": "corpus"}},
+    )
+
+
+class Database:
+    """The process's engines: one for writes, one for reads (the same unless a replica is set)."""
+
+    def __init__(self, write_url: str, read_url: str | None = None) -> None:
+        self.write_engine = make_engine(write_url)
+        self.read_engine = make_engine(read_url) if read_url else self.write_engine
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[WriteConnection]:
+        """One transaction, committed when the block ends without an error."""
+        async with self.write_engine.begin() as conn:
+            yield WriteConnection(ReadConnection(conn))
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[ReadConnection]:
+        """One read-only transaction."""
+        async with self.read_engine.connect() as conn:
+            await conn.exec_driver_sql("SET TRANSACTION READ ONLY")
+            yield ReadConnection(conn)
+            await conn.rollback()
+
+    async def dispose(self) -> None:
+        await self.write_engine.dispose()
+        if self.read_engine is not self.write_engine:
+            await self.read_engine.dispose()

@@ -1,0 +1,396 @@
+"""Core `Table` definitions of the whole schema (DESIGN.md §3). Alembic owns the schema's history;
+these definitions are what queries are written against, and `alembic check` keeps both in step."""
+
+from __future__ import annotations
+
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import (
+    Boolean,
+    CheckConstraint,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    PrimaryKeyConstraint,
+    Table,
+    Text,
+    UniqueConstraint,
+    func,
+    text,
+)
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
+
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "ck": "ck_%(table_name)s_%(constraint_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+
+def _id() -> Column[object]:
+    return Column(
+        "id", UUID(as_uuid=True), primary_key=True, server_default=text("gen_random_uuid()")
+    )
+
+
+def _created_at() -> Column[object]:
+    return Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now())
+
+
+def _updated_at() -> Column[object]:
+    return Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now())
+
+
+def _texts() -> ARRAY[str]:
+    return ARRAY(Text)
+
+
+users = Table(
+    "users",
+    metadata,
+    _id(),
+    # Stored lower-cased by the people service, so a plain unique index is case-insensitive.
+    Column("email", Text, nullable=False),
+    Column("display_name", Text, nullable=False, server_default=""),
+    Column("password_hash", Text),  # null for agents and OpenID-only people
+    Column("role", Text, nullable=False),
+    Column("kind", Text, nullable=False, server_default="human"),
+    Column("active", Boolean, nullable=False, server_default=text("true")),
+    Column("failed_logins", Integer, nullable=False, server_default="0"),
+    Column("locked_until", DateTime(timezone=True)),
+    Column("must_change_password", Boolean, nullable=False, server_default=text("false")),
+    Column("last_seen_at", DateTime(timezone=True)),
+    Column("default_persona", Text),
+    Column("oidc_subject", Text),
+    _created_at(),
+    _updated_at(),
+    UniqueConstraint("email"),
+    CheckConstraint("role IN ('viewer', 'editor', 'admin')", name="role"),
+    CheckConstraint("kind IN ('human', 'agent')", name="kind"),
+    CheckConstraint("email = lower(email)", name="email_lower"),
+)
+
+sessions = Table(
+    "sessions",
+    metadata,
+    _id(),
+    Column(
+        "user_id", UUID(as_uuid=True), ForeignKey("users.id", ondelete="CASCADE"), nullable=False
+    ),
+    _created_at(),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    Column("last_seen_at", DateTime(timezone=True)),
+    Index(None, "user_id"),
+    Index(None, "expires_at"),
+)
+
+workspaces = Table(
+    "workspaces",
+    metadata,
+    _id(),
+    Column("slug", Text, nullable=False),
+    Column("title", Text, nullable=False),
+    Column("description", Text, nullable=False, server_default=""),
+    Column("license", Text),  # SPDX id or PROPRIETARY; null means "from policy"
+    Column("tier", Text, nullable=False, server_default="community"),
+    Column("remote_url", Text),
+    # A remote workspace's bearer must be presented, so it is encrypted, not hashed.
+    Column("remote_token_encrypted", LargeBinary),
+    _created_at(),
+    _updated_at(),
+    UniqueConstraint("slug"),
+    CheckConstraint("slug ~ '^[a-z0-9][a-z0-9_-]{1,63}$'", name="slug"),
+    CheckConstraint("tier IN ('core', 'reference', 'community')", name="tier"),
+)
+
+api_keys = Table(
+    "api_keys",
+    metadata,
+    _id(),
+    Column(
+        "user_id", UUID(as_uuid=True), ForeignKey("users.id", ondelete="CASCADE"), nullable=False
+    ),
+    Column("name", Text, nullable=False),
+    Column("prefix", Text, nullable=False),
+    Column("secret_sha256", Text, nullable=False),
+    Column("workspace_id", UUID(as_uuid=True), ForeignKey("workspaces.id", ondelete="CASCADE")),
+    Column("persona", Text),
+    _created_at(),
+    Column("last_used_at", DateTime(timezone=True)),
+    Column("revoked_at", DateTime(timezone=True)),
+    UniqueConstraint("secret_sha256"),
+    Index(None, "user_id"),
+)
+
+personas = Table(
+    "personas",
+    metadata,
+    # Admin-set personas only; the built-in table and the policy file are not stored.
+    Column("slug", Text, primary_key=True),
+    Column("workspaces", _texts(), nullable=False),  # ordered, earlier is higher priority
+    Column("updated_by", UUID(as_uuid=True), ForeignKey("users.id", ondelete="SET NULL")),
+    _updated_at(),
+)
+
+documents = Table(
+    "documents",
+    metadata,
+    _id(),
+    Column(
+        "workspace_id",
+        UUID(as_uuid=True),
+        ForeignKey("workspaces.id", ondelete="RESTRICT"),
+        nullable=False,
+    ),
+    Column("owner_id", UUID(as_uuid=True), ForeignKey("users.id", ondelete="SET NULL")),
+    Column("title", Text, nullable=False),
+    Column("source", Text),
+    Column("media_type", Text, nullable=False, server_default="text/markdown"),
+    Column("visibility", Text, nullable=False, server_default="org"),
+    Column("tags", _texts(), nullable=False, server_default="{}"),
+    Column("content", Text, nullable=False),
+    Column("content_sha256", Text, nullable=False),
+    Column("version", Integer, nullable=False, server_default="1"),
+    _created_at(),
+    _updated_at(),
+    CheckConstraint("visibility IN ('org', 'private')", name="visibility"),
+    Index(None, "workspace_id", "owner_id", "content_sha256"),
+    Index(None, "owner_id"),
+    Index(None, "tags", postgresql_using="gin"),
+    Index(None, "title", postgresql_using="gin", postgresql_ops={"title": "gin_trgm_ops"}),
+)
+
+chunks = Table(
+    "chunks",
+    metadata,
+    _id(),
+    Column(
+        "document_id",
+        UUID(as_uuid=True),
+        ForeignKey("documents.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("ordinal", Integer, nullable=False),
+    Column("heading_path", _texts(), nullable=False, server_default="{}"),
+    Column("text", Text, nullable=False),
+    Column("start_offset", Integer, nullable=False),
+    Column("end_offset", Integer, nullable=False),
+    Column("token_count", Integer, nullable=False),
+    # The dimension is the configured model's, fixed by the migration that created the column
+    # (and changed only by `corpus reembed`), so the metadata leaves it open.
+    Column("embedding", Vector(), nullable=False),
+    # Title + heading path + text as lexemes, written by ingest (a title edit rewrites these
+    # without re-embedding).
+    Column("tsv", TSVECTOR, nullable=False),
+    # Number of lexemes, the document length of BM25.
+    Column("lexeme_count", Integer, nullable=False, server_default="0"),
+    UniqueConstraint("document_id", "ordinal"),
+    Index(
+        "ix_chunks_embedding_hnsw",
+        "embedding",
+        postgresql_using="hnsw",
+        postgresql_with={"m": 16, "ef_construction": 64},
+        postgresql_ops={"embedding": "vector_cosine_ops"},
+    ),
+    Index(None, "tsv", postgresql_using="gin"),
+    CheckConstraint("start_offset >= 0 AND end_offset >= start_offset", name="offsets"),
+)
+
+# BM25 postings, kept with the chunks in the same transaction (DESIGN.md §4).
+chunk_terms = Table(
+    "chunk_terms",
+    metadata,
+    Column("lexeme", Text, nullable=False),
+    Column(
+        "chunk_id", UUID(as_uuid=True), ForeignKey("chunks.id", ondelete="CASCADE"), nullable=False
+    ),
+    Column("tf", Integer, nullable=False),
+    PrimaryKeyConstraint("lexeme", "chunk_id"),
+    Index(None, "chunk_id"),
+)
+
+questions = Table(
+    "questions",
+    metadata,
+    _id(),
+    Column("user_id", UUID(as_uuid=True), ForeignKey("users.id", ondelete="SET NULL")),
+    Column("door", Text, nullable=False),  # api, mcp, v1, chat
+    Column("query", Text, nullable=False),
+    Column("mode", Text, nullable=False),
+    Column("best_similarity", Float),
+    Column("hit_count", Integer, nullable=False, server_default="0"),
+    Column("answered", Boolean, nullable=False),
+    _created_at(),
+    Index(None, "created_at"),
+    Index(None, "answered", "created_at"),
+)
+
+chats = Table(
+    "chats",
+    metadata,
+    _id(),
+    Column(
+        "user_id", UUID(as_uuid=True), ForeignKey("users.id", ondelete="CASCADE"), nullable=False
+    ),
+    Column("title", Text, nullable=False, server_default=""),
+    _created_at(),
+    _updated_at(),
+    Index(None, "user_id", "updated_at"),
+)
+
+chat_messages = Table(
+    "chat_messages",
+    metadata,
+    _id(),
+    Column(
+        "chat_id", UUID(as_uuid=True), ForeignKey("chats.id", ondelete="CASCADE"), nullable=False
+    ),
+    Column("role", Text, nullable=False),
+    Column("content", Text, nullable=False),
+    Column("mode", Text),
+    Column("citations", JSONB, nullable=False, server_default=text("'[]'::jsonb")),
+    Column("trace", JSONB, nullable=False, server_default=text("'[]'::jsonb")),
+    _created_at(),
+    CheckConstraint("role IN ('user', 'assistant')", name="role"),
+    Index(None, "chat_id", "created_at"),
+)
+
+# Deep research runs that outlast a client's tool timeout (DESIGN.md §6).
+research_jobs = Table(
+    "research_jobs",
+    metadata,
+    _id(),
+    Column(
+        "user_id", UUID(as_uuid=True), ForeignKey("users.id", ondelete="CASCADE"), nullable=False
+    ),
+    Column("question", Text, nullable=False),
+    Column("status", Text, nullable=False, server_default="running"),
+    Column("result", JSONB),
+    Column("error", Text),
+    _created_at(),
+    Column("finished_at", DateTime(timezone=True)),
+    CheckConstraint("status IN ('running', 'done', 'failed')", name="status"),
+    Index(None, "user_id"),
+)
+
+audit_log = Table(
+    "audit_log",
+    metadata,
+    _id(),
+    Column("at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("actor_id", UUID(as_uuid=True), ForeignKey("users.id", ondelete="SET NULL")),
+    Column("actor_email", Text),
+    Column("action", Text, nullable=False),
+    Column("target_type", Text, nullable=False),
+    Column("target_id", Text),
+    Column("before", JSONB),
+    Column("after", JSONB),
+    Index(None, "at"),
+    Index(None, "actor_id", "at"),
+    Index(None, "action", "at"),
+)
+
+oauth_clients = Table(
+    "oauth_clients",
+    metadata,
+    Column("client_id", Text, primary_key=True),
+    # The MCP SDK compares client secrets in plain form, so they are encrypted, not hashed.
+    Column("client_secret_encrypted", LargeBinary),
+    Column("client_name", Text),
+    Column("redirect_uris", _texts(), nullable=False),
+    Column("metadata", JSONB, nullable=False),  # the full RFC 7591 registration
+    _created_at(),
+)
+
+# Consent transactions: an /authorize request waiting for the person's yes or no.
+oauth_authorizations = Table(
+    "oauth_authorizations",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column(
+        "client_id", Text, ForeignKey("oauth_clients.client_id", ondelete="CASCADE"), nullable=False
+    ),
+    Column("params", JSONB, nullable=False),
+    _created_at(),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    Column("answered_at", DateTime(timezone=True)),
+    Column("user_id", UUID(as_uuid=True), ForeignKey("users.id", ondelete="CASCADE")),
+)
+
+oauth_codes = Table(
+    "oauth_codes",
+    metadata,
+    Column("code_sha256", Text, primary_key=True),
+    Column(
+        "client_id", Text, ForeignKey("oauth_clients.client_id", ondelete="CASCADE"), nullable=False
+    ),
+    Column(
+        "user_id", UUID(as_uuid=True), ForeignKey("users.id", ondelete="CASCADE"), nullable=False
+    ),
+    Column("scopes", _texts(), nullable=False),
+    Column("code_challenge", Text, nullable=False),
+    Column("redirect_uri", Text, nullable=False),
+    Column("redirect_uri_provided_explicitly", Boolean, nullable=False),
+    Column("resource", Text),
+    _created_at(),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+)
+
+oauth_tokens = Table(
+    "oauth_tokens",
+    metadata,
+    Column("token_sha256", Text, primary_key=True),
+    Column("kind", Text, nullable=False),
+    Column(
+        "client_id", Text, ForeignKey("oauth_clients.client_id", ondelete="CASCADE"), nullable=False
+    ),
+    Column(
+        "user_id", UUID(as_uuid=True), ForeignKey("users.id", ondelete="CASCADE"), nullable=False
+    ),
+    Column("scopes", _texts(), nullable=False),
+    Column("resource", Text),
+    # Refresh tokens rotate; every token of one grant shares a family, so reuse of an old
+    # refresh token can revoke the whole family.
+    Column("family_id", UUID(as_uuid=True), nullable=False),
+    _created_at(),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    Column("used_at", DateTime(timezone=True)),
+    Column("revoked_at", DateTime(timezone=True)),
+    CheckConstraint("kind IN ('access', 'refresh')", name="kind"),
+    Index(None, "family_id"),
+    Index(None, "user_id", "client_id"),
+)
+
+oauth_consents = Table(
+    "oauth_consents",
+    metadata,
+    Column(
+        "user_id", UUID(as_uuid=True), ForeignKey("users.id", ondelete="CASCADE"), nullable=False
+    ),
+    Column(
+        "client_id", Text, ForeignKey("oauth_clients.client_id", ondelete="CASCADE"), nullable=False
+    ),
+    Column("scopes", _texts(), nullable=False),
+    _created_at(),
+    PrimaryKeyConstraint("user_id", "client_id"),
+)
+
+# One row: the embedding model the stored vectors were made with.
+embedding_meta = Table(
+    "embedding_meta",
+    metadata,
+    Column("id", Integer, primary_key=True, server_default="1"),
+    Column("provider", Text, nullable=False),
+    Column("model", Text, nullable=False),
+    Column("dim", Integer, nullable=False),
+    _updated_at(),
+    CheckConstraint("id = 1", name="single_row"),
+)

@@ -1,0 +1,124 @@
+"""The composition root: `create_app()` wires settings, the pool, middleware, error handlers,
+routers and the web app. Nothing imports this module."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from http import HTTPStatus
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from app.config import Settings, get_settings
+from app.db import embedded, migrate
+from app.db.engine import Database
+from app.errors import AppError
+from app.middleware import RequestIdMiddleware
+from app.resources import Resources
+from app.routers import health
+from app.spa import register_spa
+from app.system import service as system_service
+
+logger = logging.getLogger(__name__)
+
+# Codes for the errors Starlette raises itself (unknown route, wrong method, ...).
+_HTTP_CODES = {
+    400: "bad_request",
+    401: "unauthenticated",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    422: "validation_error",
+    429: "rate_limited",
+    503: "unavailable",
+}
+
+
+def _error(
+    status: int,
+    code: str,
+    message: str,
+    details: Any = None,
+    headers: Mapping[str, str] | None = None,
+) -> JSONResponse:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if details is not None:
+        error["details"] = details
+    return JSONResponse({"error": error}, status_code=status, headers=headers)
+
+
+async def _app_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, AppError)
+    return JSONResponse(exc.body(), status_code=exc.status, headers=exc.headers)
+
+
+async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    # Echo where and why, never the input itself: it may be a password.
+    details = [
+        {"loc": list(err.get("loc", ())), "msg": err.get("msg", ""), "type": err.get("type", "")}
+        for err in exc.errors()
+    ]
+    first = details[0] if details else {"loc": [], "msg": "invalid request"}
+    where = ".".join(str(part) for part in first["loc"])
+    return _error(422, "validation_error", f"{where}: {first['msg']}", jsonable_encoder(details))
+
+
+async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    code = _HTTP_CODES.get(exc.status_code, "http_error")
+    message = exc.detail if isinstance(exc.detail, str) else HTTPStatus(exc.status_code).phrase
+    return _error(exc.status_code, code, message, headers=exc.headers)
+
+
+async def _unhandled(_request: Request, exc: Exception) -> JSONResponse:
+    logger.exception("unhandled error", exc_info=exc)
+    return _error(500, "internal", "internal error; the server log has the request id")
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """Build the ASGI app. The lifespan opens the pool (starting the embedded database when no
+    DATABASE_URL is set) and closes it on shutdown."""
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        settings.resolved_secret_key()  # generated on first start, so every process shares it
+        url = await asyncio.to_thread(embedded.resolve_url, settings)
+        db = Database(url, settings.database_read_url or None)
+        try:
+            await system_service.ensure_embedding_model(db, settings)
+            app.state.resources = Resources(
+                settings=settings, db=db, head_revision=migrate.head_revision(settings)
+            )
+            yield
+        finally:
+            await db.dispose()
+            if not settings.database_url:
+                await asyncio.to_thread(embedded.release, settings.data_dir)
+
+    app = FastAPI(
+        title="Corpus",
+        summary="A knowledge base that coding agents and their people share.",
+        version="0.1.0",
+        lifespan=lifespan,
+    )
+    app.add_middleware(RequestIdMiddleware)
+    app.add_exception_handler(AppError, _app_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(Exception, _unhandled)
+
+    app.include_router(health.router)
+    register_spa(app, settings.static_dir)  # last: its catch-all must not shadow an API route
+    return app

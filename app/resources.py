@@ -1,0 +1,15 @@
+"""What the lifespan opens once and every request shares."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.config import Settings
+from app.db.engine import Database
+
+
+@dataclass(frozen=True)
+class Resources:
+    settings: Settings
+    db: Database
+    head_revision: str | None

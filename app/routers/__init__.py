@@ -1,0 +1,1 @@
+"""HTTP transports: parse, call a service, shape the reply."""

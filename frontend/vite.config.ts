@@ -1,0 +1,32 @@
+/// <reference types="vitest/config" />
+import { fileURLToPath, URL } from 'node:url'
+
+import tailwindcss from '@tailwindcss/vite'
+import react from '@vitejs/plugin-react'
+import { defineConfig } from 'vite'
+
+// The FastAPI backend during local development (`uvicorn ... --port 8000`).
+const backend = 'http://127.0.0.1:8000'
+const proxy = {
+  '/api': backend,
+  '/healthz': backend,
+  '/readyz': backend,
+  '/mcp': backend,
+}
+
+export default defineConfig({
+  plugins: [react(), tailwindcss()],
+  resolve: {
+    alias: { '@': fileURLToPath(new URL('./src', import.meta.url)) },
+  },
+  server: { proxy },
+  preview: { proxy },
+  build: { outDir: 'dist' },
+  test: {
+    environment: 'happy-dom',
+    setupFiles: ['./src/test/setup.ts'],
+    include: ['src/**/*.test.{ts,tsx}'],
+    restoreMocks: true,
+    unstubGlobals: true,
+  },
+})

@@ -1,0 +1,87 @@
+"""Test fixtures: one embedded PostgreSQL per test session, one database migrated with Alembic,
+and one rolled-back transaction per test."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+from app import deps
+from app.config import Settings
+from app.db import embedded, migrate
+from app.db.engine import ReadConnection, WriteConnection
+from app.main import create_app
+from tests.support import create_database, make_settings
+
+
+@pytest.fixture(scope="session")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The test session's data folder, holding its embedded PostgreSQL."""
+    path = tmp_path_factory.mktemp("corpus-data")
+    yield path
+    embedded.release(path)
+
+
+@pytest.fixture(scope="session")
+def server_url(data_dir: Path) -> str:
+    """The embedded server's URL (its `postgres` maintenance database)."""
+    return embedded.start(data_dir)
+
+
+@pytest.fixture(scope="session")
+def settings(server_url: str, data_dir: Path) -> Settings:
+    """Settings of the session's database, migrated to head once."""
+    url = create_database(server_url, f"corpus_test_{uuid.uuid4().hex[:8]}")
+    settings = make_settings(data_dir, database_url=url)
+    migrate.upgrade(settings, settings.database_url)
+    return settings
+
+
+@pytest.fixture(scope="session")
+async def engine(settings: Settings) -> AsyncIterator[AsyncEngine]:
+    engine = create_async_engine(settings.database_url)
+    yield engine
+    await engine.dispose()
+
+
+@pytest.fixture
+async def conn(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
+    """A connection inside a transaction that is rolled back after the test."""
+    async with engine.connect() as connection:
+        transaction = await connection.begin()
+        yield connection
+        await transaction.rollback()
+
+
+@pytest.fixture(scope="session")
+async def app(settings: Settings) -> AsyncIterator[FastAPI]:
+    """The app with its lifespan running, shared by the session's tests."""
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        yield app
+
+
+@pytest.fixture
+async def client(app: FastAPI, conn: AsyncConnection) -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client of the app whose requests run inside the test's rolled-back transaction."""
+
+    async def write_connection() -> AsyncIterator[WriteConnection]:
+        yield WriteConnection(ReadConnection(conn))
+
+    async def read_connection() -> AsyncIterator[ReadConnection]:
+        yield ReadConnection(conn)
+
+    app.dependency_overrides[deps.write_connection] = write_connection
+    app.dependency_overrides[deps.read_connection] = read_connection
+    transport = httpx.ASGITransport(app=app)
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            yield client
+    finally:
+        app.dependency_overrides.clear()

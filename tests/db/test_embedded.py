@@ -1,0 +1,105 @@
+"""The embedded PostgreSQL behind `corpus serve`: started on first use, shared by every process
+on the same data folder, stopped with the last one (Ctrl-C included), and not kept alive by a
+process that was killed."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import httpx
+import psutil
+import pytest
+
+from app.db import embedded
+from tests.support import PROJECT_ROOT, child_env, free_port, start_corpus, wait_until_ready
+
+STOP_TIMEOUT_S = 30
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    """A data folder of the test's own (not the session's), under /tmp."""
+    return tmp_path / "var"
+
+
+def _serve(data_dir: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    env = child_env(CORPUS_DATA_DIR=str(data_dir), EMBEDDINGS_PROVIDER="hash")
+    process = start_corpus(["serve", "--port", str(port)], env, log)
+    return process, f"http://127.0.0.1:{port}"
+
+
+def _interrupt(process: subprocess.Popen[bytes]) -> int:
+    process.send_signal(signal.SIGINT)  # what Ctrl-C sends
+    return process.wait(timeout=STOP_TIMEOUT_S)
+
+
+def _wait_gone(pid: int) -> bool:
+    with contextlib.suppress(psutil.NoSuchProcess):
+        psutil.Process(pid).wait(timeout=STOP_TIMEOUT_S)
+    return not psutil.pid_exists(pid)
+
+
+def test_two_servers_share_one_database_and_the_last_one_stops_it(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    first, first_url = _serve(data_dir, tmp_path / "first.log")
+    second: subprocess.Popen[bytes] | None = None
+    try:
+        ready = wait_until_ready(f"{first_url}/readyz", first, tmp_path / "first.log")
+        assert ready.json()["status"] == "ready"
+        postgres = embedded.server_pid(data_dir)
+        assert postgres is not None
+
+        second, second_url = _serve(data_dir, tmp_path / "second.log")
+        wait_until_ready(f"{second_url}/readyz", second, tmp_path / "second.log")
+        assert embedded.server_pid(data_dir) == postgres  # attached, not a second server
+
+        assert _interrupt(second) == 0
+        assert httpx.get(f"{first_url}/readyz").json()["status"] == "ready"
+        assert psutil.pid_exists(postgres)
+
+        assert _interrupt(first) == 0
+        assert _wait_gone(postgres), "Ctrl-C on the last server left PostgreSQL running"
+    finally:
+        for process in (first, second):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait()
+
+
+def test_a_killed_process_does_not_keep_the_database_running(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    # A process that attaches and dies by SIGKILL leaves its pid in the package's handle file.
+    script = textwrap.dedent(
+        f"""
+        import os, signal
+        from pathlib import Path
+        from app.db import embedded
+        embedded.start(Path({str(data_dir)!r}))
+        os.kill(os.getpid(), signal.SIGKILL)
+        """
+    )
+    killed = subprocess.run(
+        [sys.executable, "-c", script], cwd=PROJECT_ROOT, env=child_env(), check=False
+    )
+    assert killed.returncode == -signal.SIGKILL
+    postgres = embedded.server_pid(data_dir)
+    assert postgres is not None
+    assert json.loads((data_dir / "pg" / ".handle_pids.json").read_text()) != []
+
+    server, url = _serve(data_dir, tmp_path / "serve.log")
+    try:
+        wait_until_ready(f"{url}/readyz", server, tmp_path / "serve.log")
+        assert _interrupt(server) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+    assert _wait_gone(postgres), "the dead process's pid kept PostgreSQL running"

@@ -1,0 +1,55 @@
+"""Request ids: every response names its request, and log lines carry the same id."""
+
+from __future__ import annotations
+
+import logging
+
+import httpx
+import pytest
+
+from app.logs import RequestIdFilter
+
+
+async def test_every_response_carries_a_request_id(client: httpx.AsyncClient) -> None:
+    first = await client.get("/healthz")
+    second = await client.get("/healthz")
+    assert len(first.headers["x-request-id"]) == 32
+    assert first.headers["x-request-id"] != second.headers["x-request-id"]
+
+
+async def test_a_callers_plain_request_id_is_kept(client: httpx.AsyncClient) -> None:
+    response = await client.get("/healthz", headers={"X-Request-ID": "edge-42.a_b"})
+    assert response.headers["x-request-id"] == "edge-42.a_b"
+
+
+@pytest.mark.parametrize("forged", ["a b", "x" * 65, "line\\nbreak", "id;drop"])
+async def test_an_unsafe_request_id_is_replaced(client: httpx.AsyncClient, forged: str) -> None:
+    response = await client.get("/healthz", headers={"X-Request-ID": forged})
+    assert response.headers["x-request-id"] != forged
+
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.addFilter(RequestIdFilter())
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+async def test_the_access_log_line_carries_the_request_id(client: httpx.AsyncClient) -> None:
+    handler = _Collect()
+    access = logging.getLogger("corpus.access")
+    access.addHandler(handler)
+    previous = access.level
+    access.setLevel(logging.INFO)
+    try:
+        response = await client.get("/healthz?token=do-not-log")
+    finally:
+        access.removeHandler(handler)
+        access.setLevel(previous)
+    [record] = handler.records
+    assert record.getMessage().startswith("GET /healthz 200")
+    assert "do-not-log" not in record.getMessage()
+    assert record.__dict__["request_id"] == response.headers["x-request-id"]

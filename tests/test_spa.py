@@ -1,0 +1,87 @@
+"""The web app at `/`: build files, history fallback, and JSON errors under the API prefixes."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from app.config import Settings
+from app.main import create_app
+from tests.support import make_settings
+
+INDEX = "<!doctype html><title>Corpus</title><div id=root></div>"
+
+
+@pytest.fixture
+def dist(tmp_path: Path) -> Path:
+    dist = tmp_path / "dist"
+    (dist / "assets").mkdir(parents=True)
+    (dist / "index.html").write_text(INDEX)
+    (dist / "assets" / "app-1234.js").write_text("console.log('corpus')")
+    (dist / "favicon.svg").write_text("<svg/>")
+    (tmp_path / "secret.txt").write_text("outside the build")
+    return dist
+
+
+async def _client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            yield client
+
+
+@pytest.fixture
+async def spa_client(settings: Settings, dist: Path) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(
+        make_settings(settings.data_dir, database_url=settings.database_url, static_dir=dist)
+    )
+    async for client in _client(app):
+        yield client
+
+
+@pytest.mark.parametrize("path", ["/", "/documents/123", "/chat/abc/def", "/oauth/consent?tx=1"])
+async def test_app_paths_get_the_index_page(spa_client: httpx.AsyncClient, path: str) -> None:
+    response = await spa_client.get(path)
+    assert response.status_code == 200
+    assert response.text == INDEX
+    assert response.headers["content-type"].startswith("text/html")
+    assert response.headers["cache-control"] == "no-cache"
+
+
+async def test_build_files_are_served_and_assets_cached_for_good(
+    spa_client: httpx.AsyncClient,
+) -> None:
+    asset = await spa_client.get("/assets/app-1234.js")
+    favicon = await spa_client.get("/favicon.svg")
+    assert asset.text == "console.log('corpus')"
+    assert "immutable" in asset.headers["cache-control"]
+    assert favicon.text == "<svg/>"
+    assert favicon.headers["cache-control"] == "no-cache"
+
+
+@pytest.mark.parametrize("path", ["/api/nothing-here", "/api", "/v1/unknown", "/.well-known/x"])
+async def test_unknown_api_paths_get_a_json_404(spa_client: httpx.AsyncClient, path: str) -> None:
+    response = await spa_client.get(path)
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "not_found"
+
+
+async def test_paths_cannot_escape_the_build_folder(spa_client: httpx.AsyncClient) -> None:
+    response = await spa_client.get("/..%2Fsecret.txt")
+    assert "outside the build" not in response.text
+
+
+async def test_a_missing_build_is_a_clear_503(settings: Settings, tmp_path: Path) -> None:
+    app = create_app(
+        make_settings(
+            settings.data_dir, database_url=settings.database_url, static_dir=tmp_path / "none"
+        )
+    )
+    async for client in _client(app):
+        response = await client.get("/documents")
+        assert response.status_code == 503
+        assert response.json()["error"]["code"] == "unavailable"
