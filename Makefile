@@ -24,7 +24,7 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $@
 
 $(FRONTEND)/node_modules/.package-lock.json: $(FRONTEND)/package.json $(FRONTEND)/package-lock.json
-	@node -e 'process.exit(+process.versions.node.split(".")[0] < 20)' \
+	@node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)' \
 		|| { echo "Corpus's web app needs Node.js 20 or newer"; exit 1; }
 	cd $(FRONTEND) && npm ci --no-audit --no-fund
 	touch $@
