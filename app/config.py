@@ -113,6 +113,9 @@ class Settings(BaseSettings):
     cache_max_entries: int = Field(default=1000, ge=0, validation_alias="CORPUS_CACHE_MAX_ENTRIES")
     token_budget: int = Field(default=2000, ge=1, validation_alias="CORPUS_TOKEN_BUDGET")
     max_upload_mb: int = Field(default=20, ge=1, le=1024, validation_alias="CORPUS_MAX_UPLOAD_MB")
+    max_document_chars: int = Field(
+        default=2_000_000, ge=1000, validation_alias="CORPUS_MAX_DOCUMENT_CHARS"
+    )
     max_query_chars: int = Field(
         default=2000, ge=1, le=100_000, validation_alias="CORPUS_MAX_QUERY_CHARS"
     )

@@ -8,8 +8,10 @@ from typing import Annotated, cast
 
 from fastapi import Depends, Request
 
+from app.auth.principal import LOCAL_ADMIN, Principal
 from app.config import Settings
 from app.db.engine import ReadConnection, WriteConnection
+from app.rag.embeddings.base import Embedder
 from app.resources import Resources
 
 
@@ -19,6 +21,16 @@ def get_resources(request: Request) -> Resources:
 
 def get_settings_dep(request: Request) -> Settings:
     return get_resources(request).settings
+
+
+def get_embedder(request: Request) -> Embedder:
+    return get_resources(request).embedder
+
+
+def current_principal() -> Principal:
+    # Until people and sessions exist, every route acts as the local admin; the people issue
+    # replaces this one function, so no route changes when real authentication arrives.
+    return LOCAL_ADMIN
 
 
 async def write_connection(request: Request) -> AsyncIterator[WriteConnection]:
@@ -36,4 +48,6 @@ async def read_connection(request: Request) -> AsyncIterator[ReadConnection]:
 AppResources = Annotated[Resources, Depends(get_resources)]
 AppSettings = Annotated[Settings, Depends(get_settings_dep)]
 WriteConn = Annotated[WriteConnection, Depends(write_connection, scope="function")]
+AppEmbedder = Annotated[Embedder, Depends(get_embedder)]
+CurrentPrincipal = Annotated[Principal, Depends(current_principal)]
 ReadConn = Annotated[ReadConnection, Depends(read_connection, scope="function")]

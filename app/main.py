@@ -21,8 +21,9 @@ from app.db import embedded, migrate
 from app.db.engine import Database
 from app.errors import AppError
 from app.middleware import RequestIdMiddleware
+from app.rag.embeddings import make_embedder
 from app.resources import Resources
-from app.routers import health
+from app.routers import documents, health, search, workspaces
 from app.spa import register_spa
 from app.system import service as system_service
 
@@ -98,11 +99,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         db = Database(url, settings.database_read_url or None)
         try:
             await system_service.ensure_embedding_model(db, settings)
+        except BaseException:
+            await db.dispose()
+            raise
+        embedder = make_embedder(settings)
+        try:
             app.state.resources = Resources(
-                settings=settings, db=db, head_revision=migrate.head_revision(settings)
+                settings=settings,
+                db=db,
+                head_revision=migrate.head_revision(settings),
+                embedder=embedder,
             )
             yield
         finally:
+            await embedder.aclose()
             await db.dispose()
             if not settings.database_url:
                 await asyncio.to_thread(embedded.release, settings.data_dir)
@@ -120,5 +130,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(Exception, _unhandled)
 
     app.include_router(health.router)
+    app.include_router(workspaces.router)
+    app.include_router(documents.router)
+    app.include_router(search.router)
     register_spa(app, settings.static_dir)  # last: its catch-all must not shadow an API route
     return app

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from app.config import Settings
 from app.db.engine import Database
+from app.rag.embeddings.base import Embedder
 
 
 @dataclass(frozen=True)
@@ -13,3 +14,4 @@ class Resources:
     settings: Settings
     db: Database
     head_revision: str | None
+    embedder: Embedder

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
+
+T = TypeVar("T")
 
 
 class ErrorDetail(BaseModel):
@@ -17,3 +19,10 @@ class ErrorBody(BaseModel):
     """API.md's error body: `{"error": {"code", "message", "details"?}}`."""
 
     error: ErrorDetail
+
+
+class Page(BaseModel, Generic[T]):
+    """One page of a list: `{"items": [...], "next_cursor": str | null}`."""
+
+    items: list[T]
+    next_cursor: str | None = None

@@ -61,7 +61,11 @@ CREATE TABLE public.chats (
 CREATE TABLE public.chunk_terms (
     lexeme text NOT NULL,
     chunk_id uuid NOT NULL,
-    tf integer NOT NULL
+    tf integer NOT NULL,
+    workspace_id uuid NOT NULL,
+    private_owner_id uuid,
+    dl integer NOT NULL,
+    impact double precision NOT NULL
 );
 
 CREATE TABLE public.chunks (
@@ -76,7 +80,16 @@ CREATE TABLE public.chunks (
     embedding public.vector(384) NOT NULL,
     tsv tsvector NOT NULL,
     lexeme_count integer DEFAULT 0 NOT NULL,
+    workspace_id uuid NOT NULL,
+    private_owner_id uuid,
     CONSTRAINT ck_chunks_offsets CHECK (((start_offset >= 0) AND (end_offset >= start_offset)))
+);
+
+CREATE TABLE public.corpus_stats (
+    id integer DEFAULT 1 NOT NULL,
+    chunk_count bigint DEFAULT '0'::bigint NOT NULL,
+    lexeme_total bigint DEFAULT '0'::bigint NOT NULL,
+    CONSTRAINT ck_corpus_stats_single_row CHECK ((id = 1))
 );
 
 CREATE TABLE public.documents (
@@ -103,6 +116,11 @@ CREATE TABLE public.embedding_meta (
     dim integer NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     CONSTRAINT ck_embedding_meta_single_row CHECK ((id = 1))
+);
+
+CREATE TABLE public.lexeme_stats (
+    lexeme text NOT NULL,
+    df integer NOT NULL
 );
 
 CREATE TABLE public.oauth_authorizations (
@@ -249,17 +267,20 @@ ALTER TABLE ONLY public.chat_messages
 ALTER TABLE ONLY public.chats
     ADD CONSTRAINT pk_chats PRIMARY KEY (id);
 
-ALTER TABLE ONLY public.chunk_terms
-    ADD CONSTRAINT pk_chunk_terms PRIMARY KEY (lexeme, chunk_id);
-
 ALTER TABLE ONLY public.chunks
     ADD CONSTRAINT pk_chunks PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.corpus_stats
+    ADD CONSTRAINT pk_corpus_stats PRIMARY KEY (id);
 
 ALTER TABLE ONLY public.documents
     ADD CONSTRAINT pk_documents PRIMARY KEY (id);
 
 ALTER TABLE ONLY public.embedding_meta
     ADD CONSTRAINT pk_embedding_meta PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.lexeme_stats
+    ADD CONSTRAINT pk_lexeme_stats PRIMARY KEY (lexeme);
 
 ALTER TABLE ONLY public.oauth_authorizations
     ADD CONSTRAINT pk_oauth_authorizations PRIMARY KEY (id);
@@ -320,9 +341,13 @@ CREATE INDEX ix_chats_user_id_updated_at ON public.chats USING btree (user_id, u
 
 CREATE INDEX ix_chunk_terms_chunk_id ON public.chunk_terms USING btree (chunk_id);
 
+CREATE INDEX ix_chunk_terms_lexeme_impact ON public.chunk_terms USING btree (lexeme, impact DESC) INCLUDE (chunk_id, workspace_id, private_owner_id, tf, dl);
+
 CREATE INDEX ix_chunks_embedding_hnsw ON public.chunks USING hnsw (embedding public.vector_cosine_ops) WITH (m='16', ef_construction='64');
 
 CREATE INDEX ix_chunks_tsv ON public.chunks USING gin (tsv);
+
+CREATE INDEX ix_chunks_workspace_id ON public.chunks USING btree (workspace_id);
 
 CREATE INDEX ix_documents_owner_id ON public.documents USING btree (owner_id);
 
@@ -366,6 +391,9 @@ ALTER TABLE ONLY public.chunk_terms
 
 ALTER TABLE ONLY public.chunks
     ADD CONSTRAINT fk_chunks_document_id_documents FOREIGN KEY (document_id) REFERENCES public.documents(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.chunks
+    ADD CONSTRAINT fk_chunks_workspace_id_workspaces FOREIGN KEY (workspace_id) REFERENCES public.workspaces(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.documents
     ADD CONSTRAINT fk_documents_owner_id_users FOREIGN KEY (owner_id) REFERENCES public.users(id) ON DELETE SET NULL;

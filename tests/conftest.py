@@ -3,6 +3,8 @@ and one rolled-back transaction per test."""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -21,11 +23,16 @@ from tests.support import create_database, make_settings
 
 
 @pytest.fixture(scope="session")
-def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The test session's data folder, holding its embedded PostgreSQL."""
-    path = tmp_path_factory.mktemp("corpus-data")
+def data_dir() -> Iterator[Path]:
+    """The test session's data folder, holding its embedded PostgreSQL.
+
+    Not under pytest's own temporary folder: every pytest start makes that folder private
+    again (mode 0700), which would lock the server's system user out of a running cluster.
+    """
+    path = Path(tempfile.mkdtemp(prefix="corpus-test-", dir="/tmp"))
     yield path
     embedded.release(path)
+    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -12,10 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import create_async_engine
 
 from app.config import Settings
+from app.db import scratch
 
 TEST_SECRET = "test-secret-key-that-is-long-enough-0123456789"
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -32,18 +31,9 @@ def make_settings(data_dir: Path, **overrides: Any) -> Settings:
     return Settings(_env_file=None, **values)
 
 
-def _database_url(server_url: str, name: str) -> str:
-    base, _, query = server_url.partition("?")
-    return f"{base.rsplit('/', 1)[0]}/{name}?{query}"
-
-
 async def new_database(server_url: str, name: str) -> str:
     """Create an empty database on the server; return its URL."""
-    engine = create_async_engine(server_url, isolation_level="AUTOCOMMIT")
-    async with engine.connect() as conn:
-        await conn.execute(text(f'CREATE DATABASE "{name}"'))
-    await engine.dispose()
-    return _database_url(server_url, name)
+    return await scratch.create_database(server_url, name)
 
 
 def create_database(server_url: str, name: str) -> str:

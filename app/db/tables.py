@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     CheckConstraint,
     Column,
@@ -178,6 +179,15 @@ chunks = Table(
         ForeignKey("documents.id", ondelete="CASCADE"),
         nullable=False,
     ),
+    # The document's workspace and, for a private document, its owner (null when `org`), copied
+    # here so that the HNSW scan filters on the chunk row itself, without a join.
+    Column(
+        "workspace_id",
+        UUID(as_uuid=True),
+        ForeignKey("workspaces.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("private_owner_id", UUID(as_uuid=True)),
     Column("ordinal", Integer, nullable=False),
     Column("heading_path", _texts(), nullable=False, server_default="{}"),
     Column("text", Text, nullable=False),
@@ -190,7 +200,7 @@ chunks = Table(
     # Title + heading path + text as lexemes, written by ingest (a title edit rewrites these
     # without re-embedding).
     Column("tsv", TSVECTOR, nullable=False),
-    # Number of lexemes, the document length of BM25.
+    # Number of lexeme occurrences: the document length of BM25.
     Column("lexeme_count", Integer, nullable=False, server_default="0"),
     UniqueConstraint("document_id", "ordinal"),
     Index(
@@ -201,10 +211,14 @@ chunks = Table(
         postgresql_ops={"embedding": "vector_cosine_ops"},
     ),
     Index(None, "tsv", postgresql_using="gin"),
+    Index(None, "workspace_id"),
     CheckConstraint("start_offset >= 0 AND end_offset >= start_offset", name="offsets"),
 )
 
-# BM25 postings, kept with the chunks in the same transaction (DESIGN.md §4).
+# BM25 postings, kept with the chunks in the same transaction (DESIGN.md §4; docs/adr/0004).
+# One row per (lexeme, chunk). `impact` is the term's saturated, length-normalised frequency at
+# write time: it orders a lexeme's postings so that a query reads only the top few hundred per
+# term; the score itself is recomputed at query time from tf and dl with the current statistics.
 chunk_terms = Table(
     "chunk_terms",
     metadata,
@@ -212,9 +226,36 @@ chunk_terms = Table(
     Column(
         "chunk_id", UUID(as_uuid=True), ForeignKey("chunks.id", ondelete="CASCADE"), nullable=False
     ),
+    Column("workspace_id", UUID(as_uuid=True), nullable=False),
+    Column("private_owner_id", UUID(as_uuid=True)),
     Column("tf", Integer, nullable=False),
-    PrimaryKeyConstraint("lexeme", "chunk_id"),
+    Column("dl", Integer, nullable=False),
+    Column("impact", Float, nullable=False),
+    Index(
+        "ix_chunk_terms_lexeme_impact",
+        "lexeme",
+        text("impact DESC"),
+        postgresql_include=["chunk_id", "workspace_id", "private_owner_id", "tf", "dl"],
+    ),
     Index(None, "chunk_id"),
+)
+
+# Corpus statistics of BM25 (document frequencies, chunk count, total length), counted over
+# `org` chunks only: a private document must not move anyone else's scores (a side channel).
+lexeme_stats = Table(
+    "lexeme_stats",
+    metadata,
+    Column("lexeme", Text, primary_key=True),
+    Column("df", Integer, nullable=False),
+)
+
+corpus_stats = Table(
+    "corpus_stats",
+    metadata,
+    Column("id", Integer, primary_key=True, server_default="1"),
+    Column("chunk_count", BigInteger, nullable=False, server_default="0"),
+    Column("lexeme_total", BigInteger, nullable=False, server_default="0"),
+    CheckConstraint("id = 1", name="single_row"),
 )
 
 questions = Table(

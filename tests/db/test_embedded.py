@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -23,9 +26,12 @@ STOP_TIMEOUT_S = 30
 
 
 @pytest.fixture
-def data_dir(tmp_path: Path) -> Path:
-    """A data folder of the test's own (not the session's), under /tmp."""
-    return tmp_path / "var"
+def data_dir() -> Iterator[Path]:
+    """A data folder of the test's own (not the session's), outside pytest's private folder
+    (see tests/conftest.py)."""
+    path = Path(tempfile.mkdtemp(prefix="corpus-embedded-", dir="/tmp"))
+    yield path / "var"
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def _serve(data_dir: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:

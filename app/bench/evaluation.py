@@ -1,0 +1,193 @@
+"""`corpus eval`: retrieval quality on a BEIR-layout folder (corpus.jsonl, queries.jsonl,
+qrels.tsv), through the product's own ingest, retrieval service and SQL, in a throwaway
+database. A document ranks by its best chunk."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import json
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app.auth.principal import LOCAL_ADMIN
+from app.bench.cache import CachingEmbedder
+from app.bench.metrics import summarise
+from app.config import Settings
+from app.db import embedded, migrate, scratch
+from app.db.engine import Database
+from app.documents import service as documents_service
+from app.documents.schemas import DocumentCreate
+from app.errors import ValidationFailed
+from app.rag import index, retrieval
+from app.rag.embeddings import make_embedder
+from app.rag.embeddings.base import Embedder
+from app.rag.schemas import SearchMode, SearchRequest
+
+MODES: tuple[SearchMode, ...] = ("dense", "keyword", "hybrid")
+EMBED_BATCH = 256
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Dataset:
+    name: str
+    corpus: list[dict[str, str]]
+    queries: dict[str, str]
+    qrels: dict[str, dict[str, int]]
+
+
+def load_dataset(folder: Path) -> Dataset:
+    """Read a BEIR folder; only queries with judgments are kept.
+
+    Raises:
+        ValidationFailed: a file is missing or malformed.
+    """
+    try:
+        corpus = [json.loads(line) for line in (folder / "corpus.jsonl").open() if line.strip()]
+        queries = {
+            row["_id"]: row["text"]
+            for row in (json.loads(line) for line in (folder / "queries.jsonl").open())
+        }
+        qrels: dict[str, dict[str, int]] = {}
+        with (folder / "qrels.tsv").open() as handle:
+            reader = csv.reader(handle, delimiter="\t")
+            for row in reader:
+                if not row or row[0] == "query-id":
+                    continue
+                qrels.setdefault(row[0], {})[row[1]] = int(row[2])
+    except (OSError, ValueError, KeyError, IndexError) as exc:
+        raise ValidationFailed(f"{folder} is not a BEIR folder: {exc}") from exc
+    judged = {q: text for q, text in queries.items() if q in qrels}
+    return Dataset(folder.name, corpus, judged, {q: qrels[q] for q in judged})
+
+
+@asynccontextmanager
+async def throwaway_database(settings: Settings, prefix: str) -> AsyncIterator[Database]:
+    """A new database on the configured server (embedded or DATABASE_URL), migrated, dropped
+    afterwards."""
+    server = await asyncio.to_thread(embedded.resolve_url, settings)
+    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
+    url = await scratch.create_database(server, name)
+    db: Database | None = None
+    try:
+        await asyncio.to_thread(migrate.upgrade, settings, url)
+        db = Database(url)
+        yield db
+    finally:
+        if db is not None:
+            await db.dispose()
+        await scratch.drop_database(server, name)
+
+
+def _title_and_text(doc: dict[str, str]) -> tuple[str, str]:
+    title = (doc.get("title") or "").strip() or str(doc["_id"])
+    text = (doc.get("text") or "").strip() or title
+    return title, text
+
+
+async def prepare_embeddings(
+    embedder: Embedder, corpus: Sequence[dict[str, str]], progress: Progress
+) -> None:
+    """Embed every chunk the ingest will make, in large batches (the cache keeps them)."""
+    texts: list[str] = []
+    for doc in corpus:
+        title, text = _title_and_text(doc)
+        texts += [
+            documents_service.embedding_text(title, piece.heading_path, piece.text)
+            for piece in index.chunk(text)
+        ]
+    for start in range(0, len(texts), EMBED_BATCH):
+        await embedder.embed_passages(texts[start : start + EMBED_BATCH])
+        progress("embed", min(start + EMBED_BATCH, len(texts)), len(texts))
+
+
+async def ingest_corpus(
+    db: Database,
+    embedder: Embedder,
+    settings: Settings,
+    corpus: Sequence[dict[str, str]],
+    progress: Progress,
+) -> dict[str, str]:
+    """Ingest through the documents service, one transaction per document; returns the map of
+    document ids to the corpus's ids."""
+    ids: dict[str, str] = {}
+    for i, doc in enumerate(corpus, 1):
+        title, text = _title_and_text(doc)
+        async with db.write() as conn:
+            created = await documents_service.create(
+                conn,
+                LOCAL_ADMIN,
+                embedder,
+                settings,
+                DocumentCreate(title=title[:500], content=text, source=str(doc["_id"])),
+            )
+        ids[str(created.id)] = str(doc["_id"])
+        if i % 100 == 0 or i == len(corpus):
+            progress("ingest", i, len(corpus))
+    return ids
+
+
+async def rank_documents(
+    db: Database,
+    embedder: Embedder,
+    settings: Settings,
+    dataset: Dataset,
+    ids: dict[str, str],
+    mode: SearchMode,
+    top_k: int,
+    tuning: retrieval.Tuning = retrieval.DEFAULT_TUNING,
+) -> dict[str, list[str]]:
+    """Each query's documents in order of their best chunk."""
+    rankings: dict[str, list[str]] = {}
+    for query_id, query in dataset.queries.items():
+        request = SearchRequest(query=query[:2000], mode=mode, top_k=min(top_k, 100))
+        async with db.read() as conn:
+            hits, _ = await retrieval.run(
+                conn, LOCAL_ADMIN, embedder, settings, request, limit=top_k * 3, tuning=tuning
+            )
+        ranked = list(dict.fromkeys(ids[str(hit.document_id)] for hit in hits))
+        rankings[query_id] = ranked[:top_k]
+    return rankings
+
+
+async def evaluate(
+    settings: Settings,
+    folder: Path,
+    modes: Sequence[SearchMode],
+    top_k: int,
+    progress: Progress,
+) -> dict[str, Any]:
+    """The report of `corpus eval --json`."""
+    dataset = load_dataset(folder)
+    embedder = CachingEmbedder(
+        make_embedder(settings), settings.data_dir / "cache" / "embeddings.sqlite"
+    )
+    try:
+        started = time.perf_counter()
+        await prepare_embeddings(embedder, dataset.corpus, progress)
+        async with throwaway_database(settings, "corpus_eval") as db:
+            ids = await ingest_corpus(db, embedder, settings, dataset.corpus, progress)
+            ingest_s = time.perf_counter() - started
+            results: dict[str, Any] = {}
+            for mode in modes:
+                rankings = await rank_documents(db, embedder, settings, dataset, ids, mode, top_k)
+                results[mode] = summarise(rankings, dataset.qrels)
+                progress(f"search {mode}", len(dataset.queries), len(dataset.queries))
+    finally:
+        await embedder.aclose()
+    return {
+        "dataset": dataset.name,
+        "docs": len(dataset.corpus),
+        "queries": len(dataset.queries),
+        "provider": settings.embeddings_provider,
+        "model": settings.embeddings_model,
+        "top_k": top_k,
+        "ingest_seconds": round(ingest_s, 1),
+        "modes": results,
+    }

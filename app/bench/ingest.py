@@ -1,0 +1,75 @@
+"""`corpus ingest`: a folder walk into the corpus, one transaction per file, skipping files
+whose content is unchanged."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from app.auth.principal import LOCAL_ADMIN
+from app.config import Settings
+from app.db.engine import Database
+from app.documents import service as documents_service
+from app.documents.convert import SUPPORTED_SUFFIXES
+from app.documents.schemas import Visibility
+from app.errors import AppError
+from app.rag.embeddings.base import Embedder
+
+
+@dataclass
+class IngestReport:
+    counts: Counter[str] = field(default_factory=Counter)
+    chunks: int = 0
+    failures: list[tuple[str, str]] = field(default_factory=list)
+
+
+def walk(paths: Sequence[Path]) -> Iterator[Path]:
+    """The files to ingest: named files as given, folders walked for supported suffixes
+    (hidden files and folders skipped)."""
+    for path in paths:
+        if path.is_dir():
+            for child in sorted(path.rglob("*")):
+                hidden = any(part.startswith(".") for part in child.relative_to(path).parts)
+                if child.is_file() and not hidden and child.suffix.lower() in SUPPORTED_SUFFIXES:
+                    yield child
+        else:
+            yield path
+
+
+async def ingest_paths(
+    db: Database,
+    embedder: Embedder,
+    settings: Settings,
+    files: Sequence[Path],
+    *,
+    workspace: str,
+    visibility: Visibility,
+    tags: list[str],
+    advance: Callable[[str], None],
+) -> IngestReport:
+    report = IngestReport()
+    for path in files:
+        try:
+            data = path.read_bytes()
+            async with db.write() as conn:
+                outcome, document = await documents_service.ingest_file(
+                    conn,
+                    LOCAL_ADMIN,
+                    embedder,
+                    settings,
+                    data=data,
+                    source=str(path.resolve()),
+                    workspace=workspace,
+                    visibility=visibility,
+                    tags=tags,
+                )
+            report.counts[outcome] += 1
+            report.chunks += document.chunk_count if outcome != "unchanged" else 0
+            advance(f"{outcome}: {path.name}")
+        except (AppError, OSError) as exc:
+            report.counts["failed"] += 1
+            report.failures.append((str(path), getattr(exc, "message", str(exc))))
+            advance(f"failed: {path.name}")
+    return report

@@ -1,0 +1,340 @@
+"""`corpus bench`: ingest rate and search latency on synthetic corpora, in throwaway databases.
+
+Synthetic chunks look like text: words drawn from a Zipf distribution over a pronounceable
+vocabulary, so postings lists have the skew of real text (a few huge, most tiny). Vectors come
+from the hash embedder (deterministic, no semantics): the dense half's cost does not depend on
+what the vectors mean, and the HNSW recall is measured against exact search on the same
+vectors."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import platform
+import random
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+from uuid import UUID
+
+import numpy as np
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import bindparam, text
+
+from app.auth.principal import LOCAL_ADMIN
+from app.bench.evaluation import throwaway_database
+from app.config import Settings
+from app.db.engine import Database, WriteConnection
+from app.documents import service as documents_service
+from app.documents.schemas import DocumentCreate
+from app.rag import index, retrieval
+from app.rag.chunking import ChunkPiece, count_tokens
+from app.rag.embeddings import make_embedder
+from app.rag.embeddings.base import Embedder
+from app.rag.embeddings.hash import HashEmbedder
+from app.rag.schemas import SearchMode, SearchRequest
+
+MODES: tuple[SearchMode, ...] = ("dense", "keyword", "hybrid")
+VOCABULARY = 30_000
+WORDS_PER_CHUNK = (60, 160)
+CHUNKS_PER_DOCUMENT = 5
+QUERIES = 200
+INGEST_SAMPLE_DOCUMENTS = 200
+LOAD_BATCH = 2_000
+CONCURRENT_CLIENTS = 8
+Progress = Callable[[str, int, int], None]
+
+_SYLLABLES = [c + v for c in "bdfghklmnprstvz" for v in "aeiou"] + ["ing", "tion", "er", "al"]
+
+
+class Zipf:
+    """Words of a pronounceable vocabulary, drawn with Zipf's law (exponent 1.07)."""
+
+    def __init__(self, seed: int) -> None:
+        self.random = random.Random(seed)
+        words: set[str] = set()
+        while len(words) < VOCABULARY:
+            words.add("".join(self.random.choices(_SYLLABLES, k=self.random.randint(2, 4))))
+        self.words = sorted(words)
+        self.random.shuffle(self.words)
+        weights = 1.0 / np.arange(1, VOCABULARY + 1) ** 1.07
+        self.cumulative = np.cumsum(weights / weights.sum())
+        self.numpy = np.random.default_rng(seed)
+
+    def text(self, n_words: int) -> str:
+        ranks = np.searchsorted(self.cumulative, self.numpy.random(n_words))
+        words = [self.words[min(int(r), VOCABULARY - 1)] for r in ranks]
+        sentences = []
+        for start in range(0, len(words), 12):
+            sentence = " ".join(words[start : start + 12])
+            sentences.append(sentence[:1].upper() + sentence[1:] + ".")
+        return " ".join(sentences)
+
+    def query(self) -> str:
+        # Questions use mid-frequency words more than the very top of the distribution.
+        ranks = self.numpy.integers(20, 5_000, size=self.random.randint(2, 6))
+        return " ".join(self.words[int(r)] for r in ranks)
+
+
+def _percentiles(samples_ms: Sequence[float]) -> dict[str, float]:
+    ordered = sorted(samples_ms)
+
+    def at(q: float) -> float:
+        return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
+
+    return {
+        "p50": at(0.50),
+        "p95": at(0.95),
+        "p99": at(0.99),
+        "mean": round(statistics.fmean(ordered), 2),
+    }
+
+
+async def _measure_ingest(
+    db: Database, settings: Settings, corpus: Zipf, embedder: Embedder, documents: int
+) -> dict[str, float]:
+    """Chunks per second through the documents service (chunk, embed, lexemes, postings,
+    statistics, HNSW insert), one transaction per document."""
+    chunks = 0
+    started = time.perf_counter()
+    for i in range(documents):
+        content = "\n\n".join(
+            corpus.text(corpus.random.randint(*WORDS_PER_CHUNK)) for _ in range(CHUNKS_PER_DOCUMENT)
+        )
+        async with db.write() as conn:
+            created = await documents_service.create(
+                conn,
+                LOCAL_ADMIN,
+                embedder,
+                settings,
+                DocumentCreate(title=f"sample {i}", content=content),
+            )
+        chunks += created.chunk_count
+    elapsed = time.perf_counter() - started
+    return {
+        "documents": INGEST_SAMPLE_DOCUMENTS,
+        "chunks": chunks,
+        "chunks_per_s": round(chunks / elapsed, 1),
+    }
+
+
+async def _bulk_load(
+    db: Database, corpus: Zipf, embedder: HashEmbedder, size: int, progress: Progress
+) -> None:
+    """Load `size` chunks fast: plain INSERTs in batches with the HNSW index dropped, then the
+    index rebuilt and the statistics recomputed, as a restore would."""
+    async with db.write() as conn:
+        await conn.execute(text("DROP INDEX ix_chunks_embedding_hnsw"))
+        workspace = (
+            await conn.execute(text("SELECT id FROM workspaces WHERE slug = 'default'"))
+        ).scalar_one()
+    loaded = 0
+    while loaded < size:
+        batch = min(LOAD_BATCH, size - loaded)
+        bodies = [corpus.text(corpus.random.randint(*WORDS_PER_CHUNK)) for _ in range(batch)]
+        vectors = await embedder.embed_passages(bodies)
+        async with db.write() as conn:
+            await _insert_batch(conn, workspace, loaded, bodies, vectors)
+        loaded += batch
+        progress(f"load {size:,}", loaded, size)
+    async with db.write() as conn:
+        await conn.execute(text("SET LOCAL maintenance_work_mem = '1GB'"))
+        await conn.execute(
+            text(
+                "CREATE INDEX ix_chunks_embedding_hnsw ON chunks USING hnsw "
+                "(embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
+            )
+        )
+        await conn.execute(text("TRUNCATE lexeme_stats"))
+        await conn.execute(
+            text(
+                "INSERT INTO lexeme_stats (lexeme, df) "
+                "SELECT lexeme, count(*) FROM chunk_terms GROUP BY lexeme"
+            )
+        )
+        await conn.execute(
+            text(
+                "UPDATE corpus_stats SET chunk_count = s.n, lexeme_total = s.total "
+                "FROM (SELECT count(*) AS n, sum(lexeme_count) AS total FROM chunks) AS s"
+            )
+        )
+    async with db.write() as conn:
+        await conn.execute(text("ANALYZE"))
+
+
+async def _insert_batch(
+    conn: WriteConnection,
+    workspace: UUID,
+    offset: int,
+    bodies: Sequence[str],
+    vectors: np.ndarray,
+) -> None:
+    document_ids: list[UUID] = []
+    for start in range(0, len(bodies), CHUNKS_PER_DOCUMENT):
+        result = await conn.execute(
+            text(
+                "INSERT INTO documents (workspace_id, title, content, content_sha256) "
+                "VALUES (:w, :t, '', md5(:t)) RETURNING id"
+            ),
+            {"w": workspace, "t": f"synthetic {offset + start}"},
+        )
+        document_ids.append(result.scalar_one())
+    pieces_by_document: dict[UUID, list[tuple[str, np.ndarray]]] = {}
+    for i, (body, vector) in enumerate(zip(bodies, vectors, strict=True)):
+        document_id = document_ids[i // CHUNKS_PER_DOCUMENT]
+        pieces_by_document.setdefault(document_id, []).append((body, vector))
+    for document_id, pieces in pieces_by_document.items():
+        await index.insert_chunks(
+            conn,
+            document_id=document_id,
+            workspace_id=workspace,
+            private_owner_id=None,
+            title="synthetic",
+            pieces=[
+                ChunkPiece(i, (), body, 0, len(body), count_tokens(body))
+                for i, (body, _) in enumerate(pieces)
+            ],
+            vectors=np.stack([vector for _, vector in pieces]),
+        )
+
+
+async def _latencies(
+    db: Database,
+    settings: Settings,
+    embedder: Embedder,
+    queries: Sequence[str],
+    mode: SearchMode,
+    clients: int,
+) -> list[float]:
+    """Per-query latency in ms of `retrieval.run`, with `clients` concurrent callers."""
+    samples: list[float] = []
+    pending = list(queries)
+
+    async def client() -> None:
+        while pending:
+            query = pending.pop()
+            request = SearchRequest(query=query, mode=mode, top_k=10)
+            started = time.perf_counter()
+            async with db.read() as conn:
+                await retrieval.run(conn, LOCAL_ADMIN, embedder, settings, request)
+            samples.append((time.perf_counter() - started) * 1000)
+
+    await asyncio.gather(*(client() for _ in range(clients)))
+    return samples
+
+
+class _Precomputed:
+    """An embedder that answers queries from vectors computed beforehand ("embedding
+    excluded")."""
+
+    def __init__(self, inner: Embedder, vectors: dict[str, np.ndarray]) -> None:
+        self.provider, self.model, self.dim = inner.provider, inner.model, inner.dim
+        self.default_floor = inner.default_floor
+        self.vectors = vectors
+
+    async def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    async def embed_query(self, text: str) -> np.ndarray:
+        return self.vectors[text]
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def _hnsw_recall(db: Database, queries: Sequence[np.ndarray], k: int = 10) -> float:
+    """Share of the exact top-k (sequential scan) that the HNSW index returns."""
+    found = 0
+    sql = text("SELECT id FROM chunks ORDER BY embedding <=> :v LIMIT :k").bindparams(
+        bindparam("v", type_=Vector())
+    )
+    for vector in queries:
+        async with db.read() as conn:
+            approximate = {row.id for row in await conn.execute(sql, {"v": vector, "k": k})}
+        async with db.read() as conn:
+            await conn.execute(text("SET LOCAL enable_indexscan = off"))
+            exact = {row.id for row in await conn.execute(sql, {"v": vector, "k": k})}
+        found += len(approximate & exact)
+    return round(found / (k * len(queries)), 4)
+
+
+async def bench(
+    settings: Settings,
+    sizes: Sequence[int],
+    progress: Progress,
+    *,
+    query_count: int = QUERIES,
+    ingest_documents: int = INGEST_SAMPLE_DOCUMENTS,
+) -> dict[str, Any]:
+    """The report of `corpus bench --json`."""
+    hasher = HashEmbedder()
+    # The "embedding included" runs embed each query with the configured provider.
+    configured = make_embedder(settings)
+    report: dict[str, Any] = {
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+        "provider_for_queries": f"{configured.provider}:{configured.model}",
+        "sizes": {},
+    }
+    try:
+        corpus = Zipf(seed=7)
+        queries = [corpus.query() for _ in range(query_count)]
+        vectors = dict(zip(queries, await hasher.embed_passages(queries), strict=True))
+        precomputed = _Precomputed(hasher, vectors)
+        bench_settings = settings.model_copy(
+            update={
+                "embeddings_provider": "hash",
+                "embeddings_model": hasher.model,
+                "embeddings_dim": hasher.dim,
+                "retrieval_min_similarity": 0.0,
+            }
+        )
+        async with throwaway_database(bench_settings, "corpus_bench_ingest") as db:
+            report["ingest"] = await _measure_ingest(
+                db, bench_settings, corpus, hasher, ingest_documents
+            )
+        for size in sizes:
+            async with throwaway_database(bench_settings, "corpus_bench") as db:
+                started = time.perf_counter()
+                await _bulk_load(db, corpus, hasher, size, progress)
+                row: dict[str, Any] = {"load_seconds": round(time.perf_counter() - started, 1)}
+                for mode in MODES:
+                    row[mode] = {
+                        "one_client": _percentiles(
+                            await _latencies(db, bench_settings, precomputed, queries, mode, 1)
+                        ),
+                        f"{CONCURRENT_CLIENTS}_clients": _percentiles(
+                            await _latencies(
+                                db, bench_settings, precomputed, queries, mode, CONCURRENT_CLIENTS
+                            )
+                        ),
+                    }
+                    progress(f"search {size:,}", MODES.index(mode) + 1, len(MODES))
+                row["hybrid_with_embedding"] = _percentiles(
+                    await _latencies(
+                        db,
+                        bench_settings,
+                        _QueryEmbedding(configured, precomputed),
+                        queries[:50],
+                        "hybrid",
+                        1,
+                    )
+                )
+                row["hnsw_recall@10"] = await _hnsw_recall(db, list(vectors.values())[:50])
+                report["sizes"][str(size)] = row
+    finally:
+        await configured.aclose()
+    return report
+
+
+class _QueryEmbedding(_Precomputed):
+    """Embeds each query with the configured model (its cost is what "included" adds), but
+    searches with the hash vector the corpus was made with."""
+
+    def __init__(self, configured: Embedder, precomputed: _Precomputed) -> None:
+        super().__init__(precomputed, precomputed.vectors)
+        self.configured = configured
+
+    async def embed_query(self, text: str) -> np.ndarray:
+        await self.configured.embed_query(text)
+        return self.vectors[text]

@@ -1,0 +1,32 @@
+"""Throwaway databases on the same server, for `corpus eval`, `corpus bench` and tests."""
+
+from __future__ import annotations
+
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import create_async_engine
+
+
+def database_url(server_url: str, name: str) -> str:
+    """`server_url` with another database name (the query, e.g. a socket folder, is kept)."""
+    return make_url(server_url).set(database=name).render_as_string(hide_password=False)
+
+
+async def create_database(server_url: str, name: str) -> str:
+    """Create an empty database next to `server_url`'s; return its URL."""
+    engine = create_async_engine(server_url, isolation_level="AUTOCOMMIT")
+    try:
+        async with engine.connect() as conn:
+            await conn.execute(text(f'CREATE DATABASE "{name}"'))
+    finally:
+        await engine.dispose()
+    return database_url(server_url, name)
+
+
+async def drop_database(server_url: str, name: str) -> None:
+    engine = create_async_engine(server_url, isolation_level="AUTOCOMMIT")
+    try:
+        async with engine.connect() as conn:
+            await conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    finally:
+        await engine.dispose()

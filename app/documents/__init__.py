@@ -1,0 +1,1 @@
+"""The documents domain: workspaces, documents, their conversion to Markdown and their chunks."""

@@ -1,0 +1,279 @@
+"""SQL of workspaces and documents. Every read that returns documents takes the caller's id and
+applies visibility (`org`, or private and owned by the caller) in the statement itself."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import ColumnElement, Select, and_, func, or_, select, true, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.engine import RowMapping
+
+from app.db.engine import ReadConnection, WriteConnection
+from app.db.tables import chunks, documents, workspaces
+from app.documents.schemas import (
+    Chunk,
+    Document,
+    DocumentFilters,
+    DocumentWithContent,
+    Workspace,
+    WorkspaceCreate,
+)
+from app.errors import ValidationFailed
+
+# --- workspaces -----------------------------------------------------------------------------
+
+
+def _workspace_columns() -> list[Any]:
+    count = (
+        select(func.count())
+        .select_from(documents)
+        .where(documents.c.workspace_id == workspaces.c.id, documents.c.visibility == "org")
+        .scalar_subquery()
+    )
+    return [*workspaces.c, count.label("document_count")]
+
+
+def _workspace(row: RowMapping) -> Workspace:
+    return Workspace.model_validate(dict(row))
+
+
+async def list_workspaces(conn: ReadConnection) -> list[Workspace]:
+    rows = await conn.execute(select(*_workspace_columns()).order_by(workspaces.c.slug))
+    return [_workspace(row) for row in rows.mappings()]
+
+
+async def get_workspace(conn: ReadConnection, slug: str) -> Workspace | None:
+    row = (
+        (await conn.execute(select(*_workspace_columns()).where(workspaces.c.slug == slug)))
+        .mappings()
+        .first()
+    )
+    return _workspace(row) if row else None
+
+
+async def workspace_ids(conn: ReadConnection, slugs: Sequence[str]) -> dict[str, UUID]:
+    rows = await conn.execute(
+        select(workspaces.c.slug, workspaces.c.id).where(workspaces.c.slug.in_(list(slugs)))
+    )
+    return {row.slug: row.id for row in rows}
+
+
+async def insert_workspace(conn: WriteConnection, data: WorkspaceCreate) -> bool:
+    """Insert a workspace; False when the slug is taken (nothing written)."""
+    result = await conn.execute(
+        pg_insert(workspaces)
+        .values(**data.model_dump())
+        .on_conflict_do_nothing(index_elements=["slug"])
+        .returning(workspaces.c.id)
+    )
+    return result.first() is not None
+
+
+async def ensure_workspace(conn: WriteConnection, slug: str, title: str) -> UUID:
+    """The workspace's id, creating it (license from policy) when missing."""
+    await conn.execute(
+        pg_insert(workspaces)
+        .values(slug=slug, title=title)
+        .on_conflict_do_nothing(index_elements=["slug"])
+    )
+    statement = select(workspaces.c.id).where(workspaces.c.slug == slug)
+    workspace_id: UUID = (await conn.execute(statement)).scalar_one()
+    return workspace_id
+
+
+async def update_workspace(conn: WriteConnection, slug: str, values: dict[str, Any]) -> bool:
+    result = await conn.execute(
+        update(workspaces)
+        .where(workspaces.c.slug == slug)
+        .values(**values, updated_at=func.now())
+        .returning(workspaces.c.id)
+    )
+    return result.first() is not None
+
+
+# --- documents ------------------------------------------------------------------------------
+
+
+def visible_to(caller_id: UUID | None) -> ColumnElement[bool]:
+    """`org` documents, and private ones owned by the caller."""
+    if caller_id is None:
+        return documents.c.visibility == "org"
+    return or_(
+        documents.c.visibility == "org",
+        and_(documents.c.visibility == "private", documents.c.owner_id == caller_id),
+    )
+
+
+def _chunk_count() -> Any:
+    return (
+        select(func.count())
+        .select_from(chunks)
+        .where(chunks.c.document_id == documents.c.id)
+        .scalar_subquery()
+        .label("chunk_count")
+    )
+
+
+_DOCUMENT_COLUMNS = (
+    documents.c.id,
+    documents.c.title,
+    workspaces.c.slug.label("workspace"),
+    documents.c.owner_id,
+    documents.c.visibility,
+    documents.c.tags,
+    documents.c.source,
+    documents.c.media_type,
+    documents.c.version,
+    documents.c.created_at,
+    documents.c.updated_at,
+)
+
+
+def _select_documents(*extra: Any) -> Select[Any]:
+    return select(*_DOCUMENT_COLUMNS, _chunk_count(), *extra).join_from(
+        documents, workspaces, workspaces.c.id == documents.c.workspace_id
+    )
+
+
+async def get_document(
+    conn: ReadConnection, caller_id: UUID | None, document_id: UUID
+) -> DocumentWithContent | None:
+    statement = _select_documents(documents.c.content).where(
+        documents.c.id == document_id, visible_to(caller_id)
+    )
+    row = (await conn.execute(statement)).mappings().first()
+    return DocumentWithContent.model_validate(dict(row)) if row else None
+
+
+async def document_row(conn: ReadConnection, document_id: UUID) -> RowMapping | None:
+    """The raw row, whoever owns it: for the service's permission checks only."""
+    return (
+        (await conn.execute(select(documents).where(documents.c.id == document_id)))
+        .mappings()
+        .first()
+    )
+
+
+async def find_same_content(
+    conn: ReadConnection, *, workspace_id: UUID, owner_id: UUID | None, content_sha256: str
+) -> UUID | None:
+    owner = documents.c.owner_id.is_(None) if owner_id is None else documents.c.owner_id == owner_id
+    statement = select(documents.c.id).where(
+        documents.c.workspace_id == workspace_id,
+        owner,
+        documents.c.content_sha256 == content_sha256,
+    )
+    return (await conn.execute(statement.limit(1))).scalar()
+
+
+async def find_by_source(
+    conn: ReadConnection, *, workspace_id: UUID, owner_id: UUID | None, source: str
+) -> UUID | None:
+    owner = documents.c.owner_id.is_(None) if owner_id is None else documents.c.owner_id == owner_id
+    statement = select(documents.c.id).where(
+        documents.c.workspace_id == workspace_id, owner, documents.c.source == source
+    )
+    return (await conn.execute(statement.order_by(documents.c.created_at).limit(1))).scalar()
+
+
+async def insert_document(conn: WriteConnection, values: dict[str, Any]) -> UUID:
+    result = await conn.execute(documents.insert().values(**values).returning(documents.c.id))
+    document_id: UUID = result.scalar_one()
+    return document_id
+
+
+async def update_document(conn: WriteConnection, document_id: UUID, values: dict[str, Any]) -> None:
+    await conn.execute(
+        update(documents)
+        .where(documents.c.id == document_id)
+        .values(**values, updated_at=func.now())
+    )
+
+
+async def delete_document(conn: WriteConnection, document_id: UUID) -> None:
+    await conn.execute(documents.delete().where(documents.c.id == document_id))
+
+
+def encode_cursor(updated_at: datetime, document_id: UUID) -> str:
+    raw = f"{updated_at.isoformat()}|{document_id}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, UUID]:
+    """Raises:
+    ValidationFailed: the cursor was not made by `encode_cursor`.
+    """
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        when, _, ident = raw.partition("|")
+        return datetime.fromisoformat(when), UUID(ident)
+    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
+        raise ValidationFailed("cursor: not a cursor this server issued") from exc
+
+
+async def list_documents(
+    conn: ReadConnection,
+    caller_id: UUID | None,
+    filters: DocumentFilters,
+    *,
+    limit: int,
+    after: tuple[datetime, UUID] | None,
+) -> tuple[list[Document], tuple[datetime, UUID] | None]:
+    """A page of visible documents, newest change first; returns the next page's position."""
+    conditions: list[ColumnElement[bool]] = [visible_to(caller_id)]
+    if filters.workspace is not None:
+        conditions.append(workspaces.c.slug == filters.workspace)
+    if filters.tag is not None:
+        conditions.append(documents.c.tags.contains([filters.tag]))
+    if filters.owner is not None:
+        conditions.append(documents.c.owner_id == filters.owner)
+    if filters.visibility is not None:
+        conditions.append(documents.c.visibility == filters.visibility)
+    if filters.q:
+        # Trigram match on the title (GIN index), or a plain substring.
+        conditions.append(
+            or_(documents.c.title.op("%")(filters.q), documents.c.title.icontains(filters.q))
+        )
+    if after is not None:
+        when, ident = after
+        conditions.append(
+            or_(
+                documents.c.updated_at < when,
+                and_(documents.c.updated_at == when, documents.c.id < ident),
+            )
+        )
+    statement = (
+        _select_documents()
+        .where(and_(true(), *conditions))
+        .order_by(documents.c.updated_at.desc(), documents.c.id.desc())
+        .limit(limit + 1)
+    )
+    rows = [
+        Document.model_validate(dict(row)) for row in (await conn.execute(statement)).mappings()
+    ]
+    if len(rows) > limit:
+        last = rows[limit - 1]
+        return rows[:limit], (last.updated_at, last.id)
+    return rows, None
+
+
+async def document_chunks(conn: ReadConnection, document_id: UUID) -> list[Chunk]:
+    rows = await conn.execute(
+        select(
+            chunks.c.id,
+            chunks.c.ordinal,
+            chunks.c.heading_path,
+            chunks.c.text,
+            chunks.c.start_offset.label("start"),
+            chunks.c.end_offset.label("end"),
+        )
+        .where(chunks.c.document_id == document_id)
+        .order_by(chunks.c.ordinal)
+    )
+    return [Chunk.model_validate(dict(row)) for row in rows.mappings()]

@@ -1,0 +1,129 @@
+"""Shapes of workspaces, documents and their chunks (API.md, "Documents and search")."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+
+Visibility = Literal["org", "private"]
+Tier = Literal["core", "reference", "community"]
+
+SLUG_PATTERN = r"^[a-z0-9][a-z0-9_-]{1,63}$"
+# An SPDX license id (or expression-free id such as "Apache-2.0", "CC-BY-4.0", "MIT") or the
+# word PROPRIETARY.
+LICENSE_PATTERN = r"^(PROPRIETARY|[A-Za-z0-9][A-Za-z0-9.+-]{0,63})$"
+MAX_TAGS = 32
+
+Slug = Annotated[str, StringConstraints(pattern=SLUG_PATTERN)]
+License = Annotated[str, StringConstraints(pattern=LICENSE_PATTERN)]
+Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
+Tag = Annotated[
+    str,
+    StringConstraints(
+        strip_whitespace=True, to_lower=True, min_length=1, max_length=64, pattern=r"^[^,\s]+$"
+    ),
+]
+
+
+class _Input(BaseModel):
+    # Unknown fields are mistakes (a typo in "visibilty" must not silently publish a document).
+    model_config = ConfigDict(extra="forbid")
+
+
+class Workspace(BaseModel):
+    id: UUID
+    slug: str
+    title: str
+    description: str
+    license: str | None
+    tier: Tier
+    document_count: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class WorkspaceCreate(_Input):
+    slug: Slug
+    title: Title
+    description: str = Field(default="", max_length=4000)
+    license: License | None = None
+    tier: Tier = "community"
+
+
+class WorkspaceUpdate(_Input):
+    title: Title | None = None
+    description: str | None = Field(default=None, max_length=4000)
+    license: License | None = None
+    tier: Tier | None = None
+
+
+def _unique_tags(tags: list[str]) -> list[str]:
+    return list(dict.fromkeys(tags))
+
+
+class DocumentCreate(_Input):
+    title: Title
+    content: str = Field(min_length=1)
+    workspace: Slug | None = None
+    visibility: Visibility = "org"
+    tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
+    source: str | None = Field(default=None, max_length=2000)
+
+    _tags = field_validator("tags")(_unique_tags)
+
+
+class DocumentUpdate(_Input):
+    title: Title | None = None
+    tags: list[Tag] | None = Field(default=None, max_length=MAX_TAGS)
+    visibility: Visibility | None = None
+    content: str | None = Field(default=None, min_length=1)
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, tags: list[str] | None) -> list[str] | None:
+        return None if tags is None else _unique_tags(tags)
+
+
+class Document(BaseModel):
+    id: UUID
+    title: str
+    workspace: str
+    owner_id: UUID | None
+    visibility: Visibility
+    tags: list[str]
+    source: str | None
+    media_type: str
+    chunk_count: int
+    version: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class DocumentCreated(Document):
+    """A create's reply: `unchanged` when identical content was already there (nothing written)."""
+
+    unchanged: bool = False
+
+
+class DocumentWithContent(Document):
+    content: str
+
+
+class Chunk(BaseModel):
+    id: UUID
+    ordinal: int
+    heading_path: list[str]
+    text: str
+    start: int
+    end: int
+
+
+class DocumentFilters(BaseModel):
+    workspace: str | None = None
+    tag: str | None = None
+    owner: UUID | None = None
+    visibility: Visibility | None = None
+    q: str | None = Field(default=None, max_length=500)

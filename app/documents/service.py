@@ -1,0 +1,457 @@
+"""Documents and workspaces: create (from text or a file), read, list, edit, delete.
+
+Every write is one transaction (the caller's): chunks, embeddings, lexemes, postings and the
+BM25 statistics change together, so a failure half-way leaves the previous version intact and
+searchable. Rules of who may do what live here, and visibility lives in the queries."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import PurePath
+from typing import Any, Literal
+from uuid import UUID
+
+import numpy as np
+
+from app.auth.principal import Principal
+from app.config import Settings
+from app.db.engine import ReadConnection, WriteConnection
+from app.documents import queries
+from app.documents.convert import to_markdown
+from app.documents.schemas import (
+    Chunk,
+    Document,
+    DocumentCreate,
+    DocumentCreated,
+    DocumentFilters,
+    DocumentUpdate,
+    DocumentWithContent,
+    Visibility,
+    Workspace,
+    WorkspaceCreate,
+    WorkspaceUpdate,
+)
+from app.errors import Conflict, Forbidden, NotFound, TooLarge, ValidationFailed
+from app.rag import index
+from app.rag.chunking import ChunkPiece
+from app.rag.embeddings.base import Embedder
+from app.schemas import Page
+
+DEFAULT_WORKSPACE = "default"
+MARKDOWN = "text/markdown"
+
+
+def _sha256(content: str) -> str:
+    return hashlib.sha256(content.encode()).hexdigest()
+
+
+def _require_editor(principal: Principal) -> None:
+    if not principal.at_least("editor"):
+        raise Forbidden("your role may not add, edit or delete documents")
+
+
+def _check_length(settings: Settings, content: str) -> None:
+    if len(content) > settings.max_document_chars:
+        raise TooLarge(
+            f"the document has {len(content):,} characters; the limit is "
+            f"{settings.max_document_chars:,} (CORPUS_MAX_DOCUMENT_CHARS)"
+        )
+    if not content.strip():
+        raise ValidationFailed("content: the document is empty")
+
+
+# --- workspaces -----------------------------------------------------------------------------
+
+
+async def list_workspaces(conn: ReadConnection, _principal: Principal) -> list[Workspace]:
+    """Every workspace (their names are not secret; their private documents are not counted)."""
+    return await queries.list_workspaces(conn)
+
+
+async def create_workspace(
+    conn: WriteConnection, principal: Principal, data: WorkspaceCreate
+) -> Workspace:
+    """Raises:
+    Forbidden: not an admin. Conflict: the slug is taken.
+    """
+    if not principal.is_admin:
+        raise Forbidden("only admins create workspaces")
+    if not await queries.insert_workspace(conn, data):
+        raise Conflict(f"a workspace named {data.slug!r} already exists")
+    created = await queries.get_workspace(conn, data.slug)
+    assert created is not None
+    return created
+
+
+async def update_workspace(
+    conn: WriteConnection, principal: Principal, slug: str, data: WorkspaceUpdate
+) -> Workspace:
+    if not principal.is_admin:
+        raise Forbidden("only admins change workspaces")
+    # `license: null` is meaningful ("from policy"), so explicitly set fields are all applied.
+    values = data.model_dump(exclude_unset=True)
+    for field in ("title", "tier"):
+        if field in values and values[field] is None:
+            raise ValidationFailed(f"{field}: may not be null")
+    if values and not await queries.update_workspace(conn, slug, values):
+        raise NotFound(f"no workspace named {slug!r}")
+    workspace = await queries.get_workspace(conn, slug)
+    if workspace is None:
+        raise NotFound(f"no workspace named {slug!r}")
+    return workspace
+
+
+async def _workspace_id(conn: ReadConnection, slug: str | None) -> UUID:
+    slug = slug or DEFAULT_WORKSPACE
+    ids = await queries.workspace_ids(conn, [slug])
+    if slug not in ids:
+        raise ValidationFailed(
+            f"workspace: no workspace named {slug!r}", details=[{"loc": ["body", "workspace"]}]
+        )
+    return ids[slug]
+
+
+# --- documents ------------------------------------------------------------------------------
+
+
+def embedding_text(title: str, heading_path: tuple[str, ...] | list[str], text: str) -> str:
+    # The model sees where a chunk sits, as a reader of the document would.
+    context = " > ".join([title, *heading_path])
+    return f"{context}\n\n{text}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Indexed:
+    """A document's chunks with their vectors, computed before anything is written."""
+
+    pieces: list[ChunkPiece]
+    vectors: np.ndarray
+
+
+async def _embed(embedder: Embedder, title: str, content: str) -> _Indexed:
+    # Chunking and embedding come first, so the slow part holds no row locks and a provider
+    # failure leaves nothing to undo.
+    pieces = index.chunk(content)
+    if not pieces:
+        raise ValidationFailed("content: the document has no text to index")
+    vectors = await embedder.embed_passages(
+        [embedding_text(title, piece.heading_path, piece.text) for piece in pieces]
+    )
+    return _Indexed(pieces, vectors)
+
+
+async def _write_chunks(
+    conn: WriteConnection,
+    indexed: _Indexed,
+    *,
+    document_id: UUID,
+    workspace_id: UUID,
+    private_owner_id: UUID | None,
+    title: str,
+) -> None:
+    await index.insert_chunks(
+        conn,
+        document_id=document_id,
+        workspace_id=workspace_id,
+        private_owner_id=private_owner_id,
+        title=title,
+        pieces=indexed.pieces,
+        vectors=indexed.vectors,
+    )
+
+
+async def _created(conn: ReadConnection, principal: Principal, document_id: UUID) -> Document:
+    document = await queries.get_document(conn, principal.user_id, document_id)
+    assert document is not None
+    return Document.model_validate(document.model_dump(exclude={"content"}))
+
+
+async def create(
+    conn: WriteConnection,
+    principal: Principal,
+    embedder: Embedder,
+    settings: Settings,
+    data: DocumentCreate,
+    *,
+    media_type: str = MARKDOWN,
+) -> DocumentCreated:
+    """Add a document: chunk, embed and index it in the caller's transaction.
+
+    Identical content from the same owner in the same workspace is not added twice: the reply
+    names the existing document with `unchanged: true`.
+
+    Raises:
+        Forbidden: the role may not add documents. ValidationFailed: unknown workspace, empty
+        content, or a private document without an owner. TooLarge: over the length limit.
+    """
+    _require_editor(principal)
+    _check_length(settings, data.content)
+    if data.visibility == "private" and principal.user_id is None:
+        raise ValidationFailed("visibility: a private document needs an owner; sign in first")
+    workspace_id = await _workspace_id(conn, data.workspace)
+    digest = _sha256(data.content)
+    existing = await queries.find_same_content(
+        conn, workspace_id=workspace_id, owner_id=principal.user_id, content_sha256=digest
+    )
+    if existing is not None:
+        document = await _created(conn, principal, existing)
+        return DocumentCreated(**document.model_dump(), unchanged=True)
+
+    indexed = await _embed(embedder, data.title, data.content)
+    document_id = await queries.insert_document(
+        conn,
+        {
+            "workspace_id": workspace_id,
+            "owner_id": principal.user_id,
+            "title": data.title,
+            "source": data.source,
+            "media_type": media_type,
+            "visibility": data.visibility,
+            "tags": data.tags,
+            "content": data.content,
+            "content_sha256": digest,
+        },
+    )
+    await _write_chunks(
+        conn,
+        indexed,
+        document_id=document_id,
+        workspace_id=workspace_id,
+        private_owner_id=principal.user_id if data.visibility == "private" else None,
+        title=data.title,
+    )
+    if data.visibility == "org":
+        await index.count_in_statistics(conn, document_id)
+    document = await _created(conn, principal, document_id)
+    return DocumentCreated(**document.model_dump(), unchanged=False)
+
+
+async def create_from_file(
+    conn: WriteConnection,
+    principal: Principal,
+    embedder: Embedder,
+    settings: Settings,
+    *,
+    data: bytes,
+    filename: str | None,
+    content_type: str | None,
+    title: str | None,
+    workspace: str | None,
+    visibility: Visibility,
+    tags: list[str],
+    source: str | None,
+) -> DocumentCreated:
+    """Convert an uploaded file to Markdown, then add it like pasted text.
+
+    Raises:
+        TooLarge: over the upload limit. UnsupportedMediaType: not a format we read.
+        ValidationFailed: the file cannot be read.
+    """
+    _require_editor(principal)
+    if len(data) > settings.max_upload_bytes:
+        raise TooLarge(f"the file is over the upload limit of {settings.max_upload_mb} MB")
+    converted = to_markdown(data, filename=filename, content_type=content_type)
+    fallback = PurePath(filename).stem if filename else None
+    document = DocumentCreate(
+        title=title or converted.title or fallback or "Untitled",
+        content=converted.markdown,
+        workspace=workspace,
+        visibility=visibility,
+        tags=tags,
+        source=source or filename,
+    )
+    return await create(
+        conn, principal, embedder, settings, document, media_type=converted.media_type
+    )
+
+
+async def get(
+    conn: ReadConnection, principal: Principal, document_id: UUID
+) -> DocumentWithContent | None:
+    """One document the caller may see, with its content; None otherwise."""
+    return await queries.get_document(conn, principal.user_id, document_id)
+
+
+async def list_documents(
+    conn: ReadConnection,
+    principal: Principal,
+    filters: DocumentFilters,
+    *,
+    limit: int,
+    cursor: str | None,
+) -> Page[Document]:
+    """A page of the documents the caller may see, newest change first."""
+    after = queries.decode_cursor(cursor) if cursor else None
+    items, next_position = await queries.list_documents(
+        conn, principal.user_id, filters, limit=limit, after=after
+    )
+    next_cursor = queries.encode_cursor(*next_position) if next_position else None
+    return Page[Document](items=items, next_cursor=next_cursor)
+
+
+async def chunks(conn: ReadConnection, principal: Principal, document_id: UUID) -> list[Chunk]:
+    """The chunks of a document the caller may see, in order.
+
+    Raises:
+        NotFound: no such document, or not visible to the caller.
+    """
+    if await queries.get_document(conn, principal.user_id, document_id) is None:
+        raise NotFound("document not found")
+    return await queries.document_chunks(conn, document_id)
+
+
+async def _editable(conn: ReadConnection, principal: Principal, document_id: UUID) -> Any:
+    """The document's row when the caller may change it.
+
+    Editors change their own documents; admins change any `org` document; a private document
+    stays its owner's alone (to anyone else it does not exist).
+    """
+    _require_editor(principal)
+    row = await queries.document_row(conn, document_id)
+    mine = row is not None and row["owner_id"] is not None and row["owner_id"] == principal.user_id
+    if row is None or (row["visibility"] == "private" and not mine):
+        raise NotFound("document not found")
+    if not mine and not principal.is_admin:
+        raise Forbidden("editors may change only their own documents")
+    return row
+
+
+async def update(
+    conn: WriteConnection,
+    principal: Principal,
+    embedder: Embedder,
+    settings: Settings,
+    document_id: UUID,
+    data: DocumentUpdate,
+) -> Document:
+    """Edit a document. New content is re-chunked and re-embedded (a new version); a new title
+    rewrites lexemes only; tags touch neither.
+
+    Raises:
+        NotFound, Forbidden, ValidationFailed, TooLarge.
+    """
+    row = await _editable(conn, principal, document_id)
+    changes = data.model_dump(exclude_unset=True)
+    for field in ("title", "tags", "visibility", "content"):
+        if field in changes and changes[field] is None:
+            raise ValidationFailed(f"{field}: may not be null")
+    title: str = changes.get("title", row["title"])
+    visibility: Visibility = changes.get("visibility", row["visibility"])
+    content: str | None = changes.get("content")
+    if visibility == "private" and row["owner_id"] is None:
+        raise ValidationFailed("visibility: a document without an owner cannot be private")
+
+    new_content = content is not None and _sha256(content) != row["content_sha256"]
+    indexed = None
+    if new_content:
+        assert content is not None
+        _check_length(settings, content)
+        indexed = await _embed(embedder, title, content)
+    values: dict[str, Any] = {"title": title, "visibility": visibility}
+    if "tags" in changes:
+        values["tags"] = changes["tags"]
+    reindex = new_content or title != row["title"] or visibility != row["visibility"]
+    if reindex and row["visibility"] == "org":
+        await index.count_in_statistics(conn, document_id, sign=-1)
+    private_owner = row["owner_id"] if visibility == "private" else None
+    if indexed is not None:
+        assert content is not None
+        values |= {
+            "content": content,
+            "content_sha256": _sha256(content),
+            "version": row["version"] + 1,
+        }
+        await index.delete_chunks(conn, document_id)
+        await _write_chunks(
+            conn,
+            indexed,
+            document_id=document_id,
+            workspace_id=row["workspace_id"],
+            private_owner_id=private_owner,
+            title=title,
+        )
+    else:
+        if title != row["title"]:
+            await index.rewrite_lexemes(conn, document_id, title)
+        if visibility != row["visibility"]:
+            await index.set_private_owner(conn, document_id, private_owner)
+    if reindex and visibility == "org":
+        await index.count_in_statistics(conn, document_id)
+    await queries.update_document(conn, document_id, values)
+    return await _created(conn, principal, document_id)
+
+
+async def delete(conn: WriteConnection, principal: Principal, document_id: UUID) -> None:
+    """Delete a document with its chunks.
+
+    Raises:
+        NotFound, Forbidden.
+    """
+    row = await _editable(conn, principal, document_id)
+    if row["visibility"] == "org":
+        await index.count_in_statistics(conn, document_id, sign=-1)
+    await queries.delete_document(conn, document_id)
+
+
+IngestOutcome = Literal["added", "updated", "unchanged"]
+
+
+async def ingest_file(
+    conn: WriteConnection,
+    principal: Principal,
+    embedder: Embedder,
+    settings: Settings,
+    *,
+    data: bytes,
+    source: str,
+    workspace: str,
+    visibility: Visibility,
+    tags: list[str],
+) -> tuple[IngestOutcome, Document]:
+    """Add a file from a folder walk, or update the document that came from the same source.
+
+    The workspace is created when missing (its license then comes from policy). Unchanged
+    content writes nothing.
+
+    Raises:
+        UnsupportedMediaType, ValidationFailed, TooLarge: as `create_from_file`.
+    """
+    _require_editor(principal)
+    workspace_id = await queries.ensure_workspace(conn, workspace, workspace.title())
+    existing = await queries.find_by_source(
+        conn, workspace_id=workspace_id, owner_id=principal.user_id, source=source
+    )
+    if existing is None:
+        created = await create_from_file(
+            conn,
+            principal,
+            embedder,
+            settings,
+            data=data,
+            filename=PurePath(source).name,
+            content_type=None,
+            title=None,
+            workspace=workspace,
+            visibility=visibility,
+            tags=tags,
+            source=source,
+        )
+        outcome: IngestOutcome = "unchanged" if created.unchanged else "added"
+        return outcome, Document.model_validate(created.model_dump(exclude={"unchanged"}))
+    if len(data) > settings.max_upload_bytes:
+        raise TooLarge(f"the file is over the upload limit of {settings.max_upload_mb} MB")
+    converted = to_markdown(data, filename=PurePath(source).name, content_type=None)
+    row = await queries.document_row(conn, existing)
+    assert row is not None
+    if row["content_sha256"] == _sha256(converted.markdown):
+        return "unchanged", await _created(conn, principal, existing)
+    updated = await update(
+        conn,
+        principal,
+        embedder,
+        settings,
+        existing,
+        DocumentUpdate(content=converted.markdown, tags=tags),
+    )
+    return "updated", updated

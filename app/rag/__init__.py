@@ -1,0 +1,1 @@
+"""Retrieval-augmented generation: chunking, embeddings, retrieval and the agents built on them."""

@@ -1,0 +1,101 @@
+"""The embedder interface every provider implements, its error, and the helpers they share."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from app.errors import Unavailable
+
+Vectors = npt.NDArray[np.float32]
+
+
+class EmbeddingError(Unavailable):
+    """The embedding provider failed (network, quota, a bad reply); the message names no key."""
+
+
+class Embedder(Protocol):
+    """Turns text into unit vectors for cosine similarity.
+
+    Passages and queries go through different methods because some models embed them
+    differently (e5 prefixes, Gemini task types, Voyage input types); each provider hides that.
+    Rows are L2-normalised float32, except the zero vector for a text that a provider has nothing
+    to embed from (the `hash` provider, for a text without a word): it matches nothing.
+    """
+
+    provider: str
+    model: str
+    dim: int
+    default_floor: float
+
+    async def embed_passages(self, texts: Sequence[str]) -> Vectors:
+        """Vectors of `texts`, shape (len(texts), dim).
+
+        Raises:
+            EmbeddingError: the provider failed.
+        """
+        ...
+
+    async def embed_query(self, text: str) -> Vectors:
+        """The vector of one search query, shape (dim,).
+
+        Raises:
+            EmbeddingError: the provider failed.
+        """
+        ...
+
+    async def aclose(self) -> None:
+        """Release the provider's clients or model."""
+        ...
+
+
+def empty(dim: int) -> Vectors:
+    """The (0, dim) result of embedding no text."""
+    return np.zeros((0, dim), dtype=np.float32)
+
+
+def normalise(vectors: npt.ArrayLike) -> Vectors:
+    """Rows scaled to unit length as float32; zero rows stay zero (no division by zero)."""
+    matrix = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
+    unit = np.zeros_like(matrix)
+    np.divide(matrix, norms, out=unit, where=norms > 0)
+    return unit
+
+
+def only_row(vectors: Vectors) -> Vectors:
+    """The one row of a (1, dim) result, as a (dim,) vector."""
+    return vectors.reshape(vectors.shape[-1])
+
+
+def batches(texts: Sequence[str], size: int) -> Iterator[Sequence[str]]:
+    """`texts` in consecutive slices of at most `size`."""
+    for start in range(0, len(texts), size):
+        yield texts[start : start + size]
+
+
+def unit_rows(rows: object, count: int, dim: int, provider: str) -> Vectors:
+    """A provider's reply as `count` unit rows of `dim` float32 numbers.
+
+    Raises:
+        EmbeddingError: the reply is not `count` vectors of `dim` finite numbers (a model or
+            dimension mismatch, or a malformed reply).
+    """
+    try:
+        matrix = np.asarray(rows, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise EmbeddingError(f"{provider} returned malformed embeddings") from exc
+    if matrix.ndim != 2 or matrix.shape[0] != count:
+        got = matrix.shape[0] if matrix.ndim else 0
+        raise EmbeddingError(f"{provider} returned {got} embeddings for {count} texts")
+    if matrix.shape[1] != dim:
+        raise EmbeddingError(
+            f"{provider} returned {matrix.shape[1]}-dimensional embeddings, "
+            f"but EMBEDDINGS_DIM is {dim}"
+        )
+    if not np.isfinite(matrix).all():
+        raise EmbeddingError(f"{provider} returned embeddings with non-finite values")
+    return normalise(matrix)

@@ -1,0 +1,479 @@
+"""SQL of retrieval: writing a document's chunks with their lexemes and BM25 postings, keeping the
+corpus statistics, and the hybrid search statement (DESIGN.md §4, docs/adr/0004).
+
+The text search configuration, BM25's k1 and b, and the fusion parameters are module constants
+chosen by measurement on SciFact (docs/BENCHMARKS.md)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+import numpy as np
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import Float, Text, bindparam, func, insert, literal_column, select, text
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.dialects.postgresql import UUID as PG_UUID
+from sqlalchemy.sql.elements import TextClause
+
+from app.db.engine import ReadConnection, WriteConnection
+from app.db.tables import chunks, questions, workspaces
+
+# Stemmed English lexemes for both ingest and queries (the two must match).
+TS_CONFIG = "english"
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    ordinal: int
+    heading_path: Sequence[str]
+    text: str
+    start: int
+    end: int
+    token_count: int
+    embedding: np.ndarray
+
+
+def _tsv(title: Any, heading_path: Any, body: Any) -> Any:
+    """The lexemes of a chunk: title (weight A), heading path (B) and text."""
+    config: Any = literal_column(f"'{TS_CONFIG}'::regconfig")
+    return (
+        func.setweight(func.to_tsvector(config, title), literal_column("'A'"))
+        .op("||")(
+            func.setweight(
+                func.to_tsvector(config, func.array_to_string(heading_path, " ")),
+                literal_column("'B'"),
+            )
+        )
+        .op("||")(func.to_tsvector(config, body))
+    )
+
+
+async def insert_chunks(
+    conn: WriteConnection,
+    *,
+    document_id: UUID,
+    workspace_id: UUID,
+    private_owner_id: UUID | None,
+    title: str,
+    rows: Sequence[ChunkRow],
+) -> None:
+    """Insert a document's chunks, their lexemes and their postings."""
+    if not rows:
+        return
+    statement = insert(chunks).values(
+        document_id=document_id,
+        workspace_id=workspace_id,
+        private_owner_id=private_owner_id,
+        ordinal=bindparam("ordinal"),
+        heading_path=bindparam("heading_path", type_=ARRAY(Text)),
+        text=bindparam("body"),
+        start_offset=bindparam("start"),
+        end_offset=bindparam("end"),
+        token_count=bindparam("token_count"),
+        embedding=bindparam("embedding"),
+        tsv=_tsv(
+            bindparam("title", type_=Text),
+            bindparam("heading_path", type_=ARRAY(Text)),
+            bindparam("body", type_=Text),
+        ),
+    )
+    await conn.execute(
+        statement,
+        [
+            {
+                "ordinal": row.ordinal,
+                "heading_path": list(row.heading_path),
+                "body": row.text,
+                "start": row.start,
+                "end": row.end,
+                "token_count": row.token_count,
+                "embedding": row.embedding,
+                "title": title,
+            }
+            for row in rows
+        ],
+    )
+    await _write_postings(conn, document_id)
+
+
+async def _write_postings(conn: WriteConnection, document_id: UUID) -> None:
+    # Lengths first, then one posting per (lexeme, chunk) with its impact under the current
+    # average length (a chunk of an empty corpus is its own average).
+    await conn.execute(
+        text(
+            "UPDATE chunks SET lexeme_count = coalesce("
+            "  (SELECT sum(cardinality(t.positions)) FROM unnest(chunks.tsv) AS t), 0) "
+            "WHERE document_id = :document_id"
+        ),
+        {"document_id": document_id},
+    )
+    await conn.execute(
+        _clause(
+            "INSERT INTO chunk_terms "
+            "  (lexeme, chunk_id, workspace_id, private_owner_id, tf, dl, impact) "
+            "SELECT t.lexeme, c.id, c.workspace_id, c.private_owner_id, "
+            "  cardinality(t.positions), c.lexeme_count, "
+            "  cardinality(t.positions) * (:k1 + 1) / (cardinality(t.positions) + "
+            "    :k1 * (1 - :b + :b * c.lexeme_count / "
+            "      greatest(coalesce(s.avgdl, c.lexeme_count), 1))) "
+            "FROM chunks c CROSS JOIN LATERAL unnest(c.tsv) AS t "
+            "CROSS JOIN (SELECT lexeme_total::float8 / nullif(chunk_count, 0) AS avgdl "
+            "            FROM corpus_stats) AS s "
+            "WHERE c.document_id = :document_id"
+        ),
+        {"document_id": document_id, "k1": BM25_K1, "b": BM25_B},
+    )
+
+
+async def adjust_statistics(conn: WriteConnection, document_id: UUID, sign: int) -> None:
+    """Add (sign 1) or remove (sign -1) a document's chunks to the BM25 statistics.
+
+    Only `org` documents count; the caller decides. Rows are upserted in lexeme order, so two
+    concurrent ingests lock shared lexemes in the same order and cannot deadlock on them.
+    """
+    params = {"document_id": document_id, "sign": sign}
+    await conn.execute(
+        text(
+            "INSERT INTO lexeme_stats (lexeme, df) "
+            "SELECT t.lexeme, :sign * count(*) FROM chunk_terms t "
+            "JOIN chunks c ON c.id = t.chunk_id WHERE c.document_id = :document_id "
+            "GROUP BY t.lexeme ORDER BY t.lexeme "
+            "ON CONFLICT (lexeme) DO UPDATE SET df = lexeme_stats.df + EXCLUDED.df"
+        ),
+        params,
+    )
+    await conn.execute(
+        text(
+            "UPDATE corpus_stats SET "
+            "  chunk_count = chunk_count + :sign * d.n, "
+            "  lexeme_total = lexeme_total + :sign * d.total "
+            "FROM (SELECT count(*) AS n, coalesce(sum(lexeme_count), 0) AS total "
+            "      FROM chunks WHERE document_id = :document_id) AS d"
+        ),
+        params,
+    )
+
+
+async def delete_chunks(conn: WriteConnection, document_id: UUID) -> None:
+    """Delete a document's chunks (their postings go with them)."""
+    await conn.execute(
+        text("DELETE FROM chunks WHERE document_id = :document_id"), {"document_id": document_id}
+    )
+
+
+async def rewrite_lexemes(conn: WriteConnection, document_id: UUID, title: str) -> None:
+    """Recompute a document's lexemes and postings after a title change (no re-embedding)."""
+    await conn.execute(
+        text(
+            "DELETE FROM chunk_terms WHERE chunk_id IN "
+            "(SELECT id FROM chunks WHERE document_id = :document_id)"
+        ),
+        {"document_id": document_id},
+    )
+    await conn.execute(
+        chunks.update()
+        .where(chunks.c.document_id == bindparam("b_document_id"))
+        .values(tsv=_tsv(bindparam("b_title", type_=Text), chunks.c.heading_path, chunks.c.text)),
+        {"b_document_id": document_id, "b_title": title},
+    )
+    await _write_postings(conn, document_id)
+
+
+async def set_private_owner(
+    conn: WriteConnection, document_id: UUID, private_owner_id: UUID | None
+) -> None:
+    """Copy a document's visibility onto its chunks and postings."""
+    params = {"document_id": document_id, "owner": private_owner_id}
+    await conn.execute(
+        text(
+            "UPDATE chunks SET private_owner_id = CAST(:owner AS uuid) "
+            "WHERE document_id = :document_id"
+        ),
+        params,
+    )
+    await conn.execute(
+        text(
+            "UPDATE chunk_terms SET private_owner_id = CAST(:owner AS uuid) WHERE chunk_id IN "
+            "(SELECT id FROM chunks WHERE document_id = :document_id)"
+        ),
+        params,
+    )
+
+
+# --- search ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SearchParams:
+    """Everything the hybrid statement needs, scope included."""
+
+    query: str
+    embedding: np.ndarray | None  # None: keyword only
+    use_keyword: bool
+    caller_id: UUID | None
+    workspace_ids: Sequence[UUID] | None  # None: every workspace
+    tags: Sequence[str] | None
+    phrases: Sequence[str]
+    limit: int
+    dense_depth: int
+    keyword_depth: int
+    postings_per_term: int
+    min_similarity: float
+    min_coverage: float
+    rrf_k: float
+    dense_weight: float
+    keyword_weight: float
+
+
+@dataclass(frozen=True, slots=True)
+class HitRow:
+    chunk_id: UUID
+    document_id: UUID
+    title: str
+    workspace: str
+    heading_path: list[str]
+    text: str
+    vec_rank: int | None
+    kw_rank: int | None
+    similarity: float | None
+    score: float
+    matched_terms: list[str]
+
+
+# Who may see a chunk: `org`, or private and the caller's own; and the workspace allowlist.
+_SCOPE = (
+    "(x.private_owner_id IS NULL OR x.private_owner_id = CAST(:caller AS uuid)) "
+    "AND (CAST(:workspaces AS uuid[]) IS NULL OR x.workspace_id = ANY(CAST(:workspaces AS uuid[])))"
+)
+
+_DENSE = f"""
+dense AS (
+  SELECT id, similarity, row_number() OVER (ORDER BY distance, id) AS rank
+  FROM (
+    SELECT x.id, x.embedding <=> CAST(:embedding AS vector) AS distance,
+           1 - (x.embedding <=> CAST(:embedding AS vector)) AS similarity
+    FROM chunks x
+    WHERE {_SCOPE}
+    ORDER BY x.embedding <=> CAST(:embedding AS vector)
+    LIMIT :dense_depth
+  ) candidates
+  WHERE similarity >= :min_similarity
+)"""
+
+# BM25 over the postings: for each query lexeme, its top postings by impact (an index range
+# scan), scored with the current statistics; any lexeme may match (an OR, not an AND).
+_KEYWORD = f"""
+stats AS (
+  SELECT greatest(chunk_count, 1)::float8 AS n,
+         coalesce(lexeme_total::float8 / nullif(chunk_count, 0), 1) AS avgdl
+  FROM corpus_stats
+),
+terms AS (
+  SELECT q.lexeme,
+         ln(1 + (s.n - least(coalesce(ls.df, 0), s.n) + 0.5)
+                / (least(coalesce(ls.df, 0), s.n) + 0.5)) AS idf
+  FROM unnest(to_tsvector('{TS_CONFIG}', :query)) AS q
+  CROSS JOIN stats s
+  LEFT JOIN lexeme_stats ls ON ls.lexeme = q.lexeme
+),
+keyword_scores AS (
+  SELECT p.chunk_id,
+         sum(t.idf * p.tf * (:k1 + 1)
+             / (p.tf + :k1 * (1 - :b + :b * p.dl / (SELECT avgdl FROM stats)))) AS bm25,
+         sum(t.idf) / nullif((SELECT sum(idf) FROM terms), 0) AS coverage
+  FROM terms t
+  CROSS JOIN LATERAL (
+    SELECT x.chunk_id, x.tf, x.dl
+    FROM chunk_terms x
+    WHERE x.lexeme = t.lexeme AND {_SCOPE}
+    ORDER BY x.impact DESC
+    LIMIT :postings_per_term
+  ) p
+  GROUP BY p.chunk_id
+),
+keyword AS (
+  SELECT chunk_id AS id, coverage, row_number() OVER (ORDER BY bm25 DESC, chunk_id) AS rank
+  FROM keyword_scores
+  ORDER BY bm25 DESC, chunk_id
+  LIMIT :keyword_depth
+)"""
+
+_RESULT = """
+SELECT c.id AS chunk_id, c.document_id, d.title, w.slug AS workspace, c.heading_path, c.text,
+       f.vec_rank, f.kw_rank, f.similarity, f.score,
+       ARRAY(SELECT m.lexeme FROM unnest(c.tsv) AS m
+             WHERE m.lexeme = ANY(tsvector_to_array(to_tsvector('{config}', :query)))
+             ORDER BY m.lexeme) AS matched_terms
+FROM fused f
+JOIN chunks c ON c.id = f.id
+JOIN documents d ON d.id = c.document_id
+JOIN workspaces w ON w.id = c.workspace_id
+WHERE (CAST(:tags AS text[]) IS NULL OR d.tags && CAST(:tags AS text[]))
+  AND NOT EXISTS (SELECT 1 FROM unnest(CAST(:phrases AS text[])) AS p(phrase)
+                  WHERE NOT c.tsv @@ phraseto_tsquery('{config}', p.phrase))
+ORDER BY f.score DESC, c.id
+LIMIT :limit""".replace("{config}", TS_CONFIG)
+
+_FUSE_HYBRID = """
+fused AS (
+  SELECT coalesce(d.id, k.id) AS id, d.rank AS vec_rank, k.rank AS kw_rank, d.similarity,
+         coalesce(:dense_weight / (:rrf_k + d.rank), 0)
+           + coalesce(:keyword_weight / (:rrf_k + k.rank), 0) AS score
+  FROM dense d FULL OUTER JOIN keyword k ON k.id = d.id
+  WHERE d.id IS NOT NULL OR k.coverage >= :min_coverage
+)"""
+
+_FUSE_DENSE = """
+fused AS (
+  SELECT id, rank AS vec_rank, NULL::bigint AS kw_rank, similarity,
+         similarity AS score
+  FROM dense
+)"""
+
+_FUSE_KEYWORD = """
+fused AS (
+  SELECT k.id, NULL::bigint AS vec_rank, k.rank AS kw_rank, NULL::float8 AS similarity,
+         1.0 / k.rank AS score
+  FROM keyword k
+  WHERE k.coverage >= :min_coverage
+)"""
+
+
+def _statement(params: SearchParams) -> str:
+    parts: list[str] = []
+    if params.embedding is not None:
+        parts.append(_DENSE)
+    if params.use_keyword:
+        parts.append(_KEYWORD)
+    if params.embedding is not None and params.use_keyword:
+        parts.append(_FUSE_HYBRID)
+    elif params.embedding is not None:
+        parts.append(_FUSE_DENSE)
+    else:
+        parts.append(_FUSE_KEYWORD)
+    return "WITH " + ",".join(parts) + _RESULT
+
+
+# Typed parameters: asyncpg would otherwise infer `:k1` in `tf * (:k1 + 1)` as an integer.
+_PARAMETER_TYPES: dict[str, Any] = {
+    "caller": PG_UUID(as_uuid=True),
+    "workspaces": ARRAY(PG_UUID(as_uuid=True)),
+    "tags": ARRAY(Text),
+    "phrases": ARRAY(Text),
+    "embedding": Vector(),
+    **dict.fromkeys(
+        ["k1", "b", "dense_weight", "keyword_weight", "rrf_k", "min_similarity", "min_coverage"],
+        Float(),
+    ),
+}
+
+
+def _clause(sql: str) -> TextClause:
+    used = [name for name in _PARAMETER_TYPES if re.search(rf":{name}\b", sql)]
+    return text(sql).bindparams(*(bindparam(name, type_=_PARAMETER_TYPES[name]) for name in used))
+
+
+def _prepared(params: SearchParams) -> tuple[str, dict[str, Any]]:
+    values: dict[str, Any] = {
+        "query": params.query,
+        "caller": params.caller_id,
+        "workspaces": list(params.workspace_ids) if params.workspace_ids is not None else None,
+        "tags": list(params.tags) if params.tags else None,
+        "phrases": list(params.phrases),
+        "limit": params.limit,
+        "min_coverage": params.min_coverage,
+    }
+    if params.embedding is not None:
+        values |= {
+            "embedding": params.embedding,
+            "dense_depth": params.dense_depth,
+            "min_similarity": params.min_similarity,
+        }
+    if params.use_keyword:
+        values |= {
+            "keyword_depth": params.keyword_depth,
+            "postings_per_term": params.postings_per_term,
+            "k1": BM25_K1,
+            "b": BM25_B,
+        }
+    if params.embedding is not None and params.use_keyword:
+        values |= {
+            "rrf_k": params.rrf_k,
+            "dense_weight": params.dense_weight,
+            "keyword_weight": params.keyword_weight,
+        }
+    return _statement(params), values
+
+
+async def search(conn: ReadConnection, params: SearchParams) -> list[HitRow]:
+    """Run the hybrid (or single-mode) search statement within the caller's scope."""
+    sql, values = _prepared(params)
+    rows = await conn.execute(_clause(sql), values)
+    return [
+        HitRow(
+            chunk_id=row.chunk_id,
+            document_id=row.document_id,
+            title=row.title,
+            workspace=row.workspace,
+            heading_path=list(row.heading_path),
+            text=row.text,
+            vec_rank=row.vec_rank,
+            kw_rank=row.kw_rank,
+            similarity=row.similarity,
+            score=float(row.score),
+            matched_terms=list(row.matched_terms),
+        )
+        for row in rows
+    ]
+
+
+async def explain(conn: ReadConnection, params: SearchParams) -> str:
+    """The plan PostgreSQL chooses for the search statement (tests check the indexes it uses)."""
+    sql, values = _prepared(params)
+    rows = await conn.execute(_clause("EXPLAIN " + sql), values)
+    return "\n".join(row[0] for row in rows)
+
+
+async def workspace_ids(conn: ReadConnection, slugs: Sequence[str]) -> dict[str, UUID]:
+    rows = await conn.execute(
+        select(workspaces.c.slug, workspaces.c.id).where(workspaces.c.slug.in_(list(slugs)))
+    )
+    return {row.slug: row.id for row in rows}
+
+
+async def query_lexemes(conn: ReadConnection, query: str) -> list[str]:
+    """The query's lexemes, as the keyword half sees them."""
+    result = await conn.execute(
+        text(f"SELECT tsvector_to_array(to_tsvector('{TS_CONFIG}', :query))"), {"query": query}
+    )
+    return list(result.scalar_one())
+
+
+async def record_question(
+    conn: WriteConnection,
+    *,
+    user_id: UUID | None,
+    door: str,
+    query: str,
+    mode: str,
+    best_similarity: float | None,
+    hit_count: int,
+) -> None:
+    """Keep the question; one that found nothing is a documentation gap."""
+    await conn.execute(
+        insert(questions).values(
+            user_id=user_id,
+            door=door,
+            query=query,
+            mode=mode,
+            best_similarity=best_similarity,
+            hit_count=hit_count,
+            answered=hit_count > 0,
+        )
+    )

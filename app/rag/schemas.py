@@ -1,0 +1,41 @@
+"""Shapes of search requests and hits."""
+
+from __future__ import annotations
+
+from typing import Literal
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.documents.schemas import Slug, Tag
+
+SearchMode = Literal["hybrid", "dense", "keyword"]
+
+
+class SearchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1)
+    workspaces: list[Slug] | None = Field(default=None, max_length=100)
+    tags: list[Tag] | None = Field(default=None, max_length=32)
+    top_k: int = Field(default=10, ge=1, le=100)
+    mode: SearchMode = "hybrid"
+
+
+class SearchHit(BaseModel):
+    chunk_id: UUID
+    document_id: UUID
+    title: str
+    workspace: str
+    heading_path: list[str]
+    text: str
+    vec_rank: int | None
+    kw_rank: int | None
+    similarity: float | None
+    score: float
+    matched_terms: list[str]
+
+
+class SearchResult(BaseModel):
+    hits: list[SearchHit]
+    took_ms: float

@@ -1,0 +1,219 @@
+"""Documents: add (JSON or a file upload), read, list, edit, delete, and their chunks."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from uuid import UUID
+
+from fastapi import APIRouter, Query, Request, Response, status
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from starlette.datastructures import UploadFile
+
+from app.deps import AppEmbedder, AppSettings, CurrentPrincipal, ReadConn, WriteConn
+from app.documents import service as documents_service
+from app.documents.schemas import (
+    Chunk,
+    Document,
+    DocumentCreate,
+    DocumentCreated,
+    DocumentFilters,
+    DocumentUpdate,
+    DocumentWithContent,
+    Slug,
+    Tag,
+    Title,
+    Visibility,
+)
+from app.errors import (
+    Forbidden,
+    NotFound,
+    TooLarge,
+    UnsupportedMediaType,
+    ValidationFailed,
+)
+from app.schemas import Page
+
+router = APIRouter(prefix="/api/documents", tags=["documents"])
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    403: Forbidden.openapi(),
+    404: NotFound.openapi(),
+    413: TooLarge.openapi(),
+    415: UnsupportedMediaType.openapi(),
+    422: ValidationFailed.openapi(),
+}
+
+# The request body is JSON or multipart; FastAPI declares one body per route, so the schema of
+# both is written out here for the OpenAPI document and the typed web client.
+_CREATE_BODY: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {"schema": {"$ref": "#/components/schemas/DocumentCreate"}},
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["file"],
+                    "properties": {
+                        "file": {"type": "string", "format": "binary"},
+                        "title": {"type": "string"},
+                        "workspace": {"type": "string"},
+                        "visibility": {"type": "string", "enum": ["org", "private"]},
+                        "tags": {"type": "string", "description": "comma-separated"},
+                        "source": {"type": "string"},
+                    },
+                }
+            },
+        },
+    }
+}
+
+
+class UploadFields(BaseModel):
+    """The form fields that come with an uploaded file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: Title | None = None
+    workspace: Slug | None = None
+    visibility: Visibility = "org"
+    tags: list[Tag] = Field(default_factory=list)
+    source: str | None = Field(default=None, max_length=2000)
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [tag for tag in value.split(",") if tag.strip()]
+        return value
+
+
+def _invalid(exc: ValidationError, where: str) -> RequestValidationError:
+    """A pydantic error of a body parsed by hand, in FastAPI's shape (the 422 handler's input)."""
+    errors = [{**err, "loc": (where, *err["loc"])} for err in exc.errors(include_url=False)]
+    return RequestValidationError(errors)
+
+
+@router.post(
+    "",
+    response_model=DocumentCreated,
+    status_code=status.HTTP_201_CREATED,
+    operation_id="createDocument",
+    responses={**_ERRORS, 200: {"model": DocumentCreated, "description": "identical content"}},
+    openapi_extra=_CREATE_BODY,
+)
+async def create_document(
+    request: Request,
+    response: Response,
+    principal: CurrentPrincipal,
+    conn: WriteConn,
+    embedder: AppEmbedder,
+    settings: AppSettings,
+) -> DocumentCreated:
+    """Add a document from JSON `{title, content, ...}` or an uploaded file (multipart)."""
+    content_type = request.headers.get("content-type", "")
+    if content_type.startswith("multipart/form-data"):
+        declared = int(request.headers.get("content-length") or 0)
+        if declared > settings.max_upload_bytes + 64 * 1024:  # the form's own bytes
+            raise TooLarge(f"the upload is over the limit of {settings.max_upload_mb} MB")
+        async with request.form(max_files=1, max_fields=10) as form:
+            upload = form.get("file")
+            if not isinstance(upload, UploadFile):
+                raise ValidationFailed("file: a multipart upload needs a `file` part")
+            fields = {k: v for k, v in form.items() if k != "file" and isinstance(v, str)}
+            try:
+                parsed = UploadFields.model_validate(fields)
+            except ValidationError as exc:
+                raise _invalid(exc, "body") from exc
+            data = await upload.read(settings.max_upload_bytes + 1)
+            created = await documents_service.create_from_file(
+                conn,
+                principal,
+                embedder,
+                settings,
+                data=data,
+                filename=upload.filename,
+                content_type=upload.content_type,
+                **parsed.model_dump(),
+            )
+    elif content_type.startswith("application/json") or not content_type:
+        try:
+            body = DocumentCreate.model_validate_json(await request.body())
+        except ValidationError as exc:
+            raise _invalid(exc, "body") from exc
+        created = await documents_service.create(conn, principal, embedder, settings, body)
+    else:
+        raise UnsupportedMediaType("send JSON or multipart/form-data with a `file` part")
+    if created.unchanged:
+        response.status_code = status.HTTP_200_OK
+    return created
+
+
+@router.get("", response_model=Page[Document], operation_id="listDocuments")
+async def list_documents(
+    principal: CurrentPrincipal,
+    conn: ReadConn,
+    filters: Annotated[DocumentFilters, Query()],
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    cursor: Annotated[str | None, Query(max_length=200)] = None,
+) -> Page[Document]:
+    """List the documents the caller may see, newest change first."""
+    return await documents_service.list_documents(
+        conn, principal, filters, limit=limit, cursor=cursor
+    )
+
+
+@router.get(
+    "/{document_id}",
+    response_model=DocumentWithContent,
+    operation_id="getDocument",
+    responses={404: NotFound.openapi()},
+)
+async def get_document(
+    document_id: UUID, principal: CurrentPrincipal, conn: ReadConn
+) -> DocumentWithContent:
+    """Get one document the caller may see, with its content."""
+    document = await documents_service.get(conn, principal, document_id)
+    if document is None:
+        raise NotFound("document not found")
+    return document
+
+
+@router.patch(
+    "/{document_id}", response_model=Document, operation_id="updateDocument", responses=_ERRORS
+)
+async def update_document(
+    document_id: UUID,
+    data: DocumentUpdate,
+    principal: CurrentPrincipal,
+    conn: WriteConn,
+    embedder: AppEmbedder,
+    settings: AppSettings,
+) -> Document:
+    """Edit a document's title, tags, visibility or content (new content is re-indexed)."""
+    return await documents_service.update(conn, principal, embedder, settings, document_id, data)
+
+
+@router.delete(
+    "/{document_id}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    operation_id="deleteDocument",
+    responses={403: Forbidden.openapi(), 404: NotFound.openapi()},
+)
+async def delete_document(document_id: UUID, principal: CurrentPrincipal, conn: WriteConn) -> None:
+    """Delete a document and its chunks."""
+    await documents_service.delete(conn, principal, document_id)
+
+
+@router.get(
+    "/{document_id}/chunks",
+    response_model=list[Chunk],
+    operation_id="listDocumentChunks",
+    responses={404: NotFound.openapi()},
+)
+async def list_chunks(
+    document_id: UUID, principal: CurrentPrincipal, conn: ReadConn
+) -> list[Chunk]:
+    """The chunks of a document, in order, with their offsets (the viewer draws seams)."""
+    return await documents_service.chunks(conn, principal, document_id)

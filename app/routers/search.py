@@ -1,0 +1,29 @@
+"""Hybrid search over every workspace the caller may see."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from app.deps import AppEmbedder, AppSettings, CurrentPrincipal, WriteConn
+from app.errors import ValidationFailed
+from app.rag import retrieval
+from app.rag.schemas import SearchRequest, SearchResult
+
+router = APIRouter(prefix="/api", tags=["search"])
+
+
+@router.post(
+    "/search",
+    response_model=SearchResult,
+    operation_id="search",
+    responses={422: ValidationFailed.openapi()},
+)
+async def search(
+    request: SearchRequest,
+    principal: CurrentPrincipal,
+    conn: WriteConn,  # a search records its question
+    embedder: AppEmbedder,
+    settings: AppSettings,
+) -> SearchResult:
+    """Search: dense and keyword halves fused, with each hit's ranks and matched terms."""
+    return await retrieval.search(conn, principal, embedder, settings, request)

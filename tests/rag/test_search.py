@@ -1,0 +1,294 @@
+"""Hybrid search: both halves reach the fused list, the floor can say "nothing", the plan uses
+the indexes, and visibility holds inside the SQL."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.auth.principal import Principal
+from app.config import Settings
+from app.db.engine import ReadConnection, WriteConnection
+from app.documents import service as documents_service
+from app.documents.schemas import DocumentCreate, DocumentFilters
+from app.rag import queries, retrieval
+from app.rag.embeddings import make_embedder
+from app.rag.schemas import SearchRequest
+
+
+async def _add(client: httpx.AsyncClient, title: str, content: str, **extra: Any) -> str:
+    response = await client.post(
+        "/api/documents", json={"title": title, "content": content, **extra}
+    )
+    assert response.status_code == 201, response.text
+    document_id: str = response.json()["id"]
+    return document_id
+
+
+async def _search(client: httpx.AsyncClient, **body: Any) -> dict[str, Any]:
+    response = await client.post("/api/search", json=body)
+    assert response.status_code == 200, response.text
+    result: dict[str, Any] = response.json()
+    return result
+
+
+async def _questions(conn: AsyncConnection) -> list[Any]:
+    rows = await conn.execute(text("SELECT query, answered, hit_count, door FROM questions"))
+    return list(rows)
+
+
+async def test_hits_found_by_only_one_half_both_reach_the_fused_list(
+    client: httpx.AsyncClient,
+) -> None:
+    # With the hash embedder, dense similarity is overlap of raw words (stopwords included),
+    # while the keyword half sees stemmed lexemes without stopwords: each document below is
+    # visible to one half only.
+    dense_only = await _add(client, "Habits", "What should we do when it is late? We do it.")
+    keyword_only = await _add(client, "Services", "Deployed services restart nightly.")
+    result = await _search(client, query="what should we do when it is deploying", top_k=10)
+    hits = {hit["document_id"]: hit for hit in result["hits"]}
+    assert hits[dense_only]["vec_rank"] is not None
+    assert hits[dense_only]["kw_rank"] is None
+    assert hits[keyword_only]["kw_rank"] is not None
+    assert hits[keyword_only]["vec_rank"] is None
+    assert hits[keyword_only]["matched_terms"] == ["deploy"]
+
+
+async def test_a_hit_found_by_both_halves_ranks_first(client: httpx.AsyncClient) -> None:
+    both = await _add(client, "Rollback", "Rollback the deploy with make rollback.")
+    await _add(client, "Cooking", "Simmer the tomato sauce for an hour.")
+    await _add(client, "Billing", "Invoices are sent on the first of the month.")
+    result = await _search(client, query="rollback the deploy")
+    top = result["hits"][0]
+    assert top["document_id"] == both
+    assert top["vec_rank"] == 1
+    assert top["kw_rank"] == 1
+    assert top["similarity"] > 0.5
+    assert top["score"] == pytest.approx(2 / 61)
+    assert top["heading_path"] == []
+    assert result["took_ms"] >= 0
+
+
+@pytest.mark.parametrize("mode", ["dense", "keyword"])
+async def test_single_modes_use_one_half(client: httpx.AsyncClient, mode: str) -> None:
+    await _add(client, "Rollback", "Rollback the deploy with make rollback.")
+    hits = (await _search(client, query="rollback the deploy", mode=mode))["hits"]
+    assert hits
+    for hit in hits:
+        assert (hit["vec_rank"] is None) == (mode == "keyword")
+        assert (hit["kw_rank"] is None) == (mode == "dense")
+
+
+async def test_an_unanswerable_question_finds_nothing_and_is_recorded_as_a_gap(
+    client: httpx.AsyncClient, conn: AsyncConnection
+) -> None:
+    await _add(client, "Rollback", "Rollback the deploy with make rollback.")
+    result = await _search(client, query="purple elephant carburetor sonnet")
+    assert result["hits"] == []
+    [question] = [q for q in await _questions(conn) if q.query.startswith("purple elephant")]
+    assert question.answered is False
+    assert question.door == "api"
+
+
+async def test_a_keyword_hit_covering_too_little_of_the_query_is_dropped(
+    client: httpx.AsyncClient,
+) -> None:
+    await _add(client, "Kubernetes", "Kubernetes pods restart on failure.")
+    # One rare lexeme of five: below the coverage floor, and no dense similarity either.
+    result = await _search(
+        client, query="kubernetes zebra quantum violin marmalade", mode="keyword"
+    )
+    assert result["hits"] == []
+
+
+async def test_quoted_phrases_must_appear(client: httpx.AsyncClient) -> None:
+    exact = await _add(client, "A", "The blue green deploy switches traffic.")
+    await _add(client, "B", "The green deploy is blue in places.")
+    hits = (await _search(client, query='"blue green deploy"'))["hits"]
+    assert [hit["document_id"] for hit in hits] == [exact]
+
+
+async def test_filters_by_workspace_and_tag(client: httpx.AsyncClient) -> None:
+    await client.post("/api/workspaces", json={"slug": "ops", "title": "Ops"})
+    in_ops = await _add(client, "Ops rollback", "Rollback steps.", workspace="ops", tags=["x"])
+    in_default = await _add(client, "Rollback", "Rollback steps too.", tags=["y"])
+    by_workspace = await _search(client, query="rollback steps", workspaces=["ops"])
+    by_tag = await _search(client, query="rollback steps", tags=["y"])
+    assert {h["document_id"] for h in by_workspace["hits"]} == {in_ops}
+    assert {h["document_id"] for h in by_tag["hits"]} == {in_default}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"query": ""},
+        {"query": "   "},
+        {"query": "x" * 2001},
+        {"query": "ok", "top_k": 0},
+        {"query": "ok", "top_k": 101},
+        {"query": "ok", "top_k": "ten"},
+        {"query": "ok", "mode": "fuzzy"},
+        {"query": 42},
+        {"query": "ok", "workspaces": ["no-such-workspace"]},
+        {"query": "ok", "unknown": True},
+    ],
+)
+async def test_bad_searches_are_refused_and_record_nothing(
+    client: httpx.AsyncClient, conn: AsyncConnection, body: dict[str, Any]
+) -> None:
+    before = await _questions(conn)
+    response = await client.post("/api/search", json=body)
+    assert response.status_code == 422
+    assert response.json()["error"]["code"] == "validation_error"
+    assert await _questions(conn) == before
+
+
+async def test_edits_move_search_results(client: httpx.AsyncClient) -> None:
+    document = await _add(client, "Runbook", "Restart the queue worker.")
+    await client.patch(f"/api/documents/{document}", json={"content": "Drain the cache nodes."})
+    old = await _search(client, query="restart queue worker", mode="keyword")
+    new = await _search(client, query="drain cache nodes", mode="keyword")
+    assert old["hits"] == []
+    assert [h["document_id"] for h in new["hits"]] == [document]
+    await client.patch(f"/api/documents/{document}", json={"title": "Zookeeper notes"})
+    renamed = await _search(client, query="zookeeper", mode="keyword")
+    assert [h["document_id"] for h in renamed["hits"]] == [document]
+
+
+# --- visibility, through the services with two real people ------------------------------------
+
+
+async def _person(conn: AsyncConnection, email: str, role: str = "editor") -> Principal:
+    user_id = (
+        await conn.execute(
+            text("INSERT INTO users (email, role) VALUES (:e, :r) RETURNING id"),
+            {"e": email, "r": role},
+        )
+    ).scalar_one()
+    return Principal(user_id=user_id, email=email, role=role)  # type: ignore[arg-type]
+
+
+async def test_private_documents_never_reach_another_person(
+    conn: AsyncConnection, settings: Settings
+) -> None:
+    write = WriteConnection(ReadConnection(conn))
+    embedder = make_embedder(settings)
+    alice = await _person(conn, "alice@example.com")
+    bob = await _person(conn, "bob@example.com")
+    admin = await _person(conn, "admin@example.com", "admin")
+    secret = await documents_service.create(
+        write,
+        alice,
+        embedder,
+        settings,
+        DocumentCreate(
+            title="Merger plan", content="Acquire Zyxcorp quietly.", visibility="private"
+        ),
+    )
+    await documents_service.create(
+        write, bob, embedder, settings, DocumentCreate(title="Lunch", content="Zyxcorp tacos.")
+    )
+    request = SearchRequest(query="acquire zyxcorp merger plan")
+    for principal in (bob, admin):
+        hits, _ = await retrieval.run(write, principal, embedder, settings, request)
+        assert secret.id not in {hit.document_id for hit in hits}
+        listed = await documents_service.list_documents(
+            write, principal, DocumentFilters(), limit=200, cursor=None
+        )
+        assert secret.id not in {d.id for d in listed.items}
+        assert await documents_service.get(write, principal, secret.id) is None
+    own, _ = await retrieval.run(write, alice, embedder, settings, request)
+    assert own[0].document_id == secret.id
+
+
+async def test_private_documents_do_not_move_anyone_elses_scores(
+    conn: AsyncConnection, settings: Settings
+) -> None:
+    write = WriteConnection(ReadConnection(conn))
+    embedder = make_embedder(settings)
+    alice = await _person(conn, "alice@example.com")
+    bob = await _person(conn, "bob@example.com")
+    await documents_service.create(
+        write, bob, embedder, settings, DocumentCreate(title="Notes", content="Quarterly quorum.")
+    )
+    request = SearchRequest(query="quorum", mode="keyword")
+    before, _ = await retrieval.run(write, bob, embedder, settings, request)
+    for i in range(5):
+        await documents_service.create(
+            write,
+            alice,
+            embedder,
+            settings,
+            DocumentCreate(title=f"Secret {i}", content="quorum " * (i + 1), visibility="private"),
+        )
+    after, _ = await retrieval.run(write, bob, embedder, settings, request)
+    assert [(h.document_id, h.score) for h in after] == [(h.document_id, h.score) for h in before]
+
+
+# --- the plan -------------------------------------------------------------------------------
+
+
+async def test_the_plan_uses_the_hnsw_and_postings_indexes(
+    conn: AsyncConnection, settings: Settings
+) -> None:
+    # Enough rows that a sequential scan would be the planner's choice if the index did not fit.
+    workspace = (
+        await conn.execute(text("SELECT id FROM workspaces WHERE slug = 'default'"))
+    ).scalar()
+    document = (
+        await conn.execute(
+            text(
+                "INSERT INTO documents (workspace_id, title, content, content_sha256) "
+                "VALUES (:w, 'synthetic', 'x', 'x') RETURNING id"
+            ),
+            {"w": workspace},
+        )
+    ).scalar()
+    await conn.execute(
+        text(
+            "INSERT INTO chunks (document_id, workspace_id, ordinal, text, start_offset, "
+            "end_offset, token_count, embedding, tsv, lexeme_count) "
+            "SELECT :d, :w, g, 'word' || g, 0, 1, 1, "
+            "  (SELECT array_agg(random())::vector FROM generate_series(1, :dim)), "
+            "  to_tsvector('english', 'word' || (g % 500)), 1 "
+            "FROM generate_series(1, 5000) AS g"
+        ),
+        {"d": document, "w": workspace, "dim": settings.embeddings_dim},
+    )
+    await conn.execute(
+        text(
+            "INSERT INTO chunk_terms (lexeme, chunk_id, workspace_id, tf, dl, impact) "
+            "SELECT 'word' || (ordinal % 500), id, workspace_id, 1, 1, random() FROM chunks"
+        )
+    )
+    await conn.execute(text("ANALYZE chunks"))
+    await conn.execute(text("ANALYZE chunk_terms"))
+    embedder = make_embedder(settings)
+    params = queries.SearchParams(
+        query="word7 word8",
+        embedding=await embedder.embed_query("word7 word8"),
+        use_keyword=True,
+        caller_id=uuid.uuid4(),
+        workspace_ids=None,
+        tags=None,
+        phrases=[],
+        limit=10,
+        dense_depth=100,
+        keyword_depth=100,
+        postings_per_term=1000,
+        min_similarity=0.0,
+        min_coverage=0.0,
+        rrf_k=60,
+        dense_weight=1,
+        keyword_weight=1,
+    )
+    plan = await queries.explain(ReadConnection(conn), params)
+    assert "ix_chunks_embedding_hnsw" in plan
+    assert "ix_chunk_terms_lexeme_impact" in plan
+    assert "Seq Scan on chunks" not in plan
+    assert "Seq Scan on chunk_terms" not in plan

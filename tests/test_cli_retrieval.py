@@ -1,0 +1,169 @@
+"""`corpus ingest`, `corpus eval` and `corpus bench`, run for real against the session's
+embedded PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from app.bench.load import bench
+from app.config import Settings
+from tests.support import PROJECT_ROOT, child_env, make_settings
+
+
+def _corpus(args: list[str], data_dir: Path) -> subprocess.CompletedProcess[str]:
+    env = child_env(CORPUS_DATA_DIR=str(data_dir), EMBEDDINGS_PROVIDER="hash")
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", *args],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+async def _rows(server_url: str, sql: str) -> list[tuple[object, ...]]:
+    engine = create_async_engine(server_url)
+    async with engine.connect() as conn:
+        rows = [tuple(row) for row in await conn.execute(text(sql))]
+    await engine.dispose()
+    return rows
+
+
+def test_ingest_walks_a_folder_skips_unchanged_files_and_updates_changed_ones(
+    tmp_path: Path, data_dir: Path, server_url: str
+) -> None:
+    docs = tmp_path / "docs"
+    (docs / "sub").mkdir(parents=True)
+    (docs / ".hidden").mkdir()
+    (docs / "deploy.md").write_text("# Deploy\n\nShip it with make release.\n")
+    (docs / "notes.txt").write_text("Plain notes about the on-call rotation.\n")
+    (docs / "sub" / "page.html").write_text("<h1>Page</h1><p>HTML about caching.</p>")
+    (docs / ".hidden" / "skip.md").write_text("# Hidden\n")
+    (docs / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+
+    first = _corpus(["ingest", str(docs), "--workspace", "handbook", "--tags", "ops"], data_dir)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.strip().splitlines()[-1].startswith("3 files: 3 added, 0 updated")
+
+    again = _corpus(["ingest", str(docs), "--workspace", "handbook"], data_dir)
+    assert "0 added, 0 updated, 3 unchanged" in again.stdout
+
+    (docs / "deploy.md").write_text("# Deploy\n\nShip it with make release, then watch.\n")
+    changed = _corpus(["ingest", str(docs), "--workspace", "handbook"], data_dir)
+    assert "0 added, 1 updated, 2 unchanged" in changed.stdout
+
+    rows = asyncio.run(
+        _rows(
+            server_url,
+            "SELECT d.title, d.owner_id, d.visibility, d.version, d.tags FROM documents d "
+            "JOIN workspaces w ON w.id = d.workspace_id WHERE w.slug = 'handbook' ORDER BY 1",
+        )
+    )
+    assert [(r[0], r[1], r[2], r[3]) for r in rows] == [
+        ("Deploy", None, "org", 2),
+        ("Page", None, "org", 1),
+        ("notes", None, "org", 1),
+    ]
+
+
+def test_ingest_exits_non_zero_when_a_file_fails(tmp_path: Path, data_dir: Path) -> None:
+    bad = tmp_path / "logo.png"
+    bad.write_bytes(b"\x89PNG\r\n\x1a\n")
+    good = tmp_path / "good.md"
+    good.write_text("# Good\n\nA readable file.\n")
+    result = _corpus(["ingest", str(bad), str(good)], data_dir)
+    assert result.returncode == 1
+    assert "1 failed" in result.stdout
+    assert "logo.png" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["ingest", "x", "--workspace", "Bad Slug"], ["ingest", "x", "--visibility", "private"]],
+)
+def test_ingest_refuses_bad_arguments(args: list[str], data_dir: Path) -> None:
+    assert _corpus(args, data_dir).returncode == 2
+
+
+def _beir(folder: Path) -> None:
+    topics = {
+        "d1": ("Rollback procedure", "Run make rollback to return to the previous release."),
+        "d2": ("Cache warming", "Warm the cache before traffic arrives by replaying logs."),
+        "d3": ("Database failover", "Promote the replica when the primary stops answering."),
+        "d4": ("Tomato sauce", "Simmer tomatoes with garlic and basil for an hour."),
+        "d5": ("Invoice schedule", "Invoices go out on the first business day of the month."),
+    }
+    folder.mkdir()
+    with (folder / "corpus.jsonl").open("w") as out:
+        for doc_id, (title, body) in topics.items():
+            out.write(json.dumps({"_id": doc_id, "title": title, "text": body}) + "\n")
+    queries = {
+        "q1": "how do I rollback to the previous release",
+        "q2": "promote the replica when the primary fails",
+        "q3": "when do invoices go out",
+        "q4": "unjudged question",
+    }
+    with (folder / "queries.jsonl").open("w") as out:
+        for query_id, query in queries.items():
+            out.write(json.dumps({"_id": query_id, "text": query}) + "\n")
+    (folder / "qrels.tsv").write_text(
+        "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td3\t1\nq3\td5\t1\n"
+    )
+
+
+def test_eval_reports_every_mode_from_a_throwaway_database(
+    tmp_path: Path, data_dir: Path, server_url: str
+) -> None:
+    _beir(tmp_path / "tiny")
+    result = _corpus(["eval", "--data", str(tmp_path / "tiny"), "--json"], data_dir)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert (report["dataset"], report["docs"], report["queries"]) == ("tiny", 5, 3)
+    assert report["provider"] == "hash"
+    assert set(report["modes"]) == {"dense", "keyword", "hybrid"}
+    for metrics in report["modes"].values():
+        assert set(metrics) == {"ndcg@10", "recall@10", "recall@100", "mrr@10"}
+    assert report["modes"]["keyword"]["mrr@10"] == 1.0
+    assert report["modes"]["hybrid"]["recall@10"] == 1.0
+    leftovers = asyncio.run(
+        _rows(server_url, "SELECT datname FROM pg_database WHERE datname LIKE 'corpus_eval_%'")
+    )
+    assert leftovers == []
+
+
+def test_eval_refuses_a_folder_that_is_not_beir(tmp_path: Path, data_dir: Path) -> None:
+    result = _corpus(["eval", "--data", str(tmp_path), "--json"], data_dir)
+    assert result.returncode == 1
+    assert "not a BEIR folder" in result.stderr
+
+
+async def test_bench_measures_latency_recall_and_ingest_on_a_small_corpus(
+    settings: Settings,
+) -> None:
+    stages: list[str] = []
+    report = await bench(
+        make_settings(settings.data_dir, database_url=settings.database_url),
+        [600],
+        lambda stage, done, total: stages.append(stage),
+        query_count=20,
+        ingest_documents=5,
+    )
+    row = report["sizes"]["600"]
+    assert report["ingest"]["chunks"] >= 5
+    assert report["ingest"]["chunks_per_s"] > 0
+    for mode in ("dense", "keyword", "hybrid"):
+        for clients in ("one_client", "8_clients"):
+            latency = row[mode][clients]
+            assert 0 < latency["p50"] <= latency["p95"] <= latency["p99"]
+    assert row["hnsw_recall@10"] >= 0.9
+    assert "load 600" in stages
