@@ -39,8 +39,8 @@ run: setup build
 	$(BIN)/corpus serve
 
 lint: setup
-	$(BIN)/ruff check app tests alembic
-	$(BIN)/ruff format --check app tests alembic
+	$(BIN)/ruff check app tests alembic scripts
+	$(BIN)/ruff format --check app tests alembic scripts
 	$(BIN)/lint-imports
 
 typecheck: setup

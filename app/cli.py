@@ -27,6 +27,7 @@ from app.errors import AppError
 from app.logs import configure_logging
 from app.main import create_app
 from app.rag.embeddings import make_embedder
+from app.rag.reembed import reembed
 from app.system import service as system_service
 
 logger = logging.getLogger("corpus")
@@ -222,6 +223,39 @@ def _bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reembed(_args: argparse.Namespace) -> int:
+    settings = _settings()
+    configure_logging("WARNING")
+    url = embedded.resolve_url(settings)
+    try:
+        migrate.upgrade(settings, url)
+        count = asyncio.run(_reembed_async(settings, url))
+    finally:
+        if not settings.database_url:
+            embedded.release(settings.data_dir)
+    print(
+        f"re-embedded {count} chunks with {settings.embeddings_provider}:"
+        f"{settings.embeddings_model} ({settings.embeddings_dim}-d)"
+    )
+    return 0
+
+
+async def _reembed_async(settings: Settings, url: str) -> int:
+    db = Database(url)
+    embedder = make_embedder(settings)
+    try:
+        with tqdm(unit="chunk", file=sys.stderr) as bar:
+
+            def progress(done: int, total: int) -> None:
+                bar.total = total
+                bar.update(done - bar.n)
+
+            return await reembed(db, embedder, progress)
+    finally:
+        await embedder.aclose()
+        await db.dispose()
+
+
 def _sizes(value: str) -> list[int]:
     try:
         sizes = [int(part) for part in value.split(",") if part.strip()]
@@ -275,6 +309,11 @@ def _parser() -> argparse.ArgumentParser:
         help="chunk counts (default 10000,100000)",
     )
     bench_cmd.set_defaults(run=_bench)
+
+    reembed_cmd = verbs.add_parser(
+        "reembed", help="re-embed every chunk with the configured embedding model"
+    )
+    reembed_cmd.set_defaults(run=_reembed)
     return parser
 
 

@@ -89,6 +89,7 @@ class Settings(BaseSettings):
     anthropic_api_key: SecretStr | None = Field(default=None, validation_alias="ANTHROPIC_API_KEY")
     openai_api_key: SecretStr | None = Field(default=None, validation_alias="OPENAI_API_KEY")
     openai_base_url: str = Field(default="", validation_alias="OPENAI_BASE_URL")
+    voyage_api_key: SecretStr | None = Field(default=None, validation_alias="VOYAGE_API_KEY")
 
     oauth_registration: Literal["open", "closed"] = Field(
         default="open", validation_alias="CORPUS_OAUTH_REGISTRATION"
@@ -172,10 +173,12 @@ class Settings(BaseSettings):
     def _derived(self) -> Settings:
         self.data_dir = self.data_dir.expanduser().resolve()
         model, dim, floor = PROVIDER_DEFAULTS[self.embeddings_provider]
-        if not self.embeddings_model:
-            self.embeddings_model = model
         if not self.embeddings_dim:
             self.embeddings_dim = dim
+        if not self.embeddings_model:
+            # The hash "model" is its dimension: a change of either is a change of vectors.
+            hashed = self.embeddings_provider == "hash"
+            self.embeddings_model = f"hash-{self.embeddings_dim}" if hashed else model
         if self.embeddings_dim > 2000:
             # pgvector's HNSW index on `vector` stops at 2,000 dimensions.
             raise ValueError("EMBEDDINGS_DIM must be at most 2000 (pgvector's HNSW limit)")

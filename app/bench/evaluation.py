@@ -99,7 +99,7 @@ async def prepare_embeddings(
     for doc in corpus:
         title, text = _title_and_text(doc)
         texts += [
-            documents_service.embedding_text(title, piece.heading_path, piece.text)
+            index.embedding_text(title, piece.heading_path, piece.text)
             for piece in index.chunk(text)
         ]
     for start in range(0, len(texts), EMBED_BATCH):

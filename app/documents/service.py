@@ -115,12 +115,6 @@ async def _workspace_id(conn: ReadConnection, slug: str | None) -> UUID:
 # --- documents ------------------------------------------------------------------------------
 
 
-def embedding_text(title: str, heading_path: tuple[str, ...] | list[str], text: str) -> str:
-    # The model sees where a chunk sits, as a reader of the document would.
-    context = " > ".join([title, *heading_path])
-    return f"{context}\n\n{text}"
-
-
 @dataclass(frozen=True, slots=True)
 class _Indexed:
     """A document's chunks with their vectors, computed before anything is written."""
@@ -136,7 +130,7 @@ async def _embed(embedder: Embedder, title: str, content: str) -> _Indexed:
     if not pieces:
         raise ValidationFailed("content: the document has no text to index")
     vectors = await embedder.embed_passages(
-        [embedding_text(title, piece.heading_path, piece.text) for piece in pieces]
+        [index.embedding_text(title, piece.heading_path, piece.text) for piece in pieces]
     )
     return _Indexed(pieces, vectors)
 

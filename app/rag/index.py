@@ -19,6 +19,13 @@ OVERLAP_TOKENS = 30
 MAX_TOKENS = 400
 
 
+def embedding_text(title: str, heading_path: Sequence[str], text: str) -> str:
+    """What the model reads for a chunk: where it sits (as a reader of the document would see
+    it), then its text."""
+    context = " > ".join([title, *heading_path])
+    return f"{context}\n\n{text}"
+
+
 def chunk(content: str) -> list[ChunkPiece]:
     return chunk_markdown(
         content, target_tokens=TARGET_TOKENS, overlap_tokens=OVERLAP_TOKENS, max_tokens=MAX_TOKENS

@@ -229,6 +229,8 @@ class SearchParams:
     rrf_k: float
     dense_weight: float
     keyword_weight: float
+    k1: float = BM25_K1
+    b: float = BM25_B
 
 
 @dataclass(frozen=True, slots=True)
@@ -399,8 +401,8 @@ def _prepared(params: SearchParams) -> tuple[str, dict[str, Any]]:
         values |= {
             "keyword_depth": params.keyword_depth,
             "postings_per_term": params.postings_per_term,
-            "k1": BM25_K1,
-            "b": BM25_B,
+            "k1": params.k1,
+            "b": params.b,
         }
     if params.embedding is not None and params.use_keyword:
         values |= {
@@ -476,4 +478,69 @@ async def record_question(
             hit_count=hit_count,
             answered=hit_count > 0,
         )
+    )
+
+
+# --- re-embedding -----------------------------------------------------------------------------
+
+
+async def start_reembedding(conn: WriteConnection, dim: int) -> None:
+    """A column for the new vectors next to the old ones, so searches go on meanwhile; an
+    interrupted run resumes with the vectors already written."""
+    await conn.execute(
+        text(f"ALTER TABLE chunks ADD COLUMN IF NOT EXISTS embedding_next vector({int(dim)})")
+    )
+
+
+async def chunks_to_reembed(
+    conn: ReadConnection, limit: int
+) -> list[tuple[UUID, str, list[str], str]]:
+    rows = await conn.execute(
+        text(
+            "SELECT c.id, d.title, c.heading_path, c.text FROM chunks c "
+            "JOIN documents d ON d.id = c.document_id "
+            "WHERE c.embedding_next IS NULL ORDER BY c.id LIMIT :limit"
+        ),
+        {"limit": limit},
+    )
+    return [(row.id, row.title, list(row.heading_path), row.text) for row in rows]
+
+
+async def count_to_reembed(conn: ReadConnection) -> tuple[int, int]:
+    """(chunks still to re-embed, all chunks)."""
+    row = (
+        await conn.execute(
+            text("SELECT count(*) FILTER (WHERE embedding_next IS NULL), count(*) FROM chunks")
+        )
+    ).one()
+    return int(row[0]), int(row[1])
+
+
+async def store_reembedded(conn: WriteConnection, rows: Sequence[tuple[UUID, np.ndarray]]) -> None:
+    statement = text("UPDATE chunks SET embedding_next = :v WHERE id = :id").bindparams(
+        bindparam("v", type_=Vector())
+    )
+    await conn.execute(statement, [{"id": chunk_id, "v": vector} for chunk_id, vector in rows])
+
+
+async def finish_reembedding(conn: WriteConnection, *, provider: str, model: str, dim: int) -> None:
+    """Swap the new vectors in, rebuild the HNSW index and record the model, in one
+    transaction (the table is locked against writes while the index builds)."""
+    await conn.execute(text("LOCK TABLE chunks IN SHARE ROW EXCLUSIVE MODE"))
+    await conn.execute(text("DROP INDEX IF EXISTS ix_chunks_embedding_hnsw"))
+    await conn.execute(text("ALTER TABLE chunks DROP COLUMN embedding"))
+    await conn.execute(text("ALTER TABLE chunks RENAME COLUMN embedding_next TO embedding"))
+    await conn.execute(text("ALTER TABLE chunks ALTER COLUMN embedding SET NOT NULL"))
+    await conn.execute(
+        text(
+            "CREATE INDEX ix_chunks_embedding_hnsw ON chunks USING hnsw "
+            "(embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
+        )
+    )
+    await conn.execute(
+        text(
+            "UPDATE embedding_meta SET provider = :provider, model = :model, dim = :dim, "
+            "updated_at = now()"
+        ),
+        {"provider": provider, "model": model, "dim": dim},
     )

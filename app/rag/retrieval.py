@@ -32,6 +32,8 @@ class Tuning:
     keyword_weight: float = 1.0
     # A keyword-only hit must cover this share of the query's lexemes, weighted by idf.
     min_coverage: float = 0.5
+    bm25_k1: float = queries.BM25_K1
+    bm25_b: float = queries.BM25_B
 
 
 DEFAULT_TUNING = Tuning()
@@ -105,6 +107,8 @@ async def run(
         rrf_k=tuning.rrf_k,
         dense_weight=tuning.dense_weight,
         keyword_weight=tuning.keyword_weight,
+        k1=tuning.bm25_k1,
+        b=tuning.bm25_b,
     )
     started = time.perf_counter()
     hits = await queries.search(conn, params)

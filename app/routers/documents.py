@@ -50,7 +50,7 @@ _CREATE_BODY: dict[str, Any] = {
     "requestBody": {
         "required": True,
         "content": {
-            "application/json": {"schema": {"$ref": "#/components/schemas/DocumentCreate"}},
+            "application/json": {"schema": DocumentCreate.model_json_schema()},
             "multipart/form-data": {
                 "schema": {
                     "type": "object",

@@ -20,10 +20,8 @@ def _secret(value: SecretStr | None) -> str | None:
     return value.get_secret_value() if value is not None else None
 
 
-def make_embedder(settings: Settings, *, voyage_api_key: SecretStr | None = None) -> Embedder:
+def make_embedder(settings: Settings) -> Embedder:
     """The embedder that `settings` select (the caller closes it with `aclose`).
-
-    `voyage_api_key` stands in until Settings has a VOYAGE_API_KEY of its own.
 
     Raises:
         EmbeddingError: the provider lacks its key, or cannot serve the configured model or
@@ -61,5 +59,5 @@ def make_embedder(settings: Settings, *, voyage_api_key: SecretStr | None = None
     if provider == "voyage":
         from app.rag.embeddings.voyage import VoyageEmbedder
 
-        return VoyageEmbedder(model=model, dim=dim, api_key=_secret(voyage_api_key))
+        return VoyageEmbedder(model=model, dim=dim, api_key=_secret(settings.voyage_api_key))
     assert_never(provider)

@@ -8,7 +8,6 @@ from contextlib import aclosing
 from pathlib import Path
 
 import pytest
-from pydantic import SecretStr
 
 from app.rag.embeddings import Embedder, EmbeddingError, make_embedder
 from app.rag.embeddings.gemini import GeminiEmbedder
@@ -50,10 +49,12 @@ async def test_each_provider_reports_its_defaults(tmp_path: Path) -> None:
             assert embedder.default_floor == pytest.approx(floor)
 
 
-async def test_voyage_takes_its_key_from_the_caller(tmp_path: Path) -> None:
-    settings = make_settings(tmp_path, embeddings_provider="voyage")
+async def test_voyage_takes_its_key_from_the_settings(tmp_path: Path) -> None:
+    settings = make_settings(
+        tmp_path, embeddings_provider="voyage", voyage_api_key="pa-test-key-0000"
+    )
 
-    embedder = make_embedder(settings, voyage_api_key=SecretStr("pa-test-key-0000"))
+    embedder = make_embedder(settings)
     await embedder.aclose()
 
     assert isinstance(embedder, VoyageEmbedder)
