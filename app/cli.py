@@ -8,7 +8,8 @@ import json
 import logging
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -141,10 +142,9 @@ async def _ingest_async(
         await db.dispose()
 
 
-def _eval(args: argparse.Namespace) -> int:
-    settings = _settings()
-    configure_logging("WARNING")
-    modes = MODES if args.mode == "all" else (args.mode,)
+@contextmanager
+def _progress_bars() -> Iterator[Callable[[str, int, int], None]]:
+    """A progress callback drawing one bar per stage on stderr (stdout is the report)."""
     bars: dict[str, tqdm[Any]] = {}
 
     def progress(stage: str, done: int, total: int) -> None:
@@ -154,10 +154,20 @@ def _eval(args: argparse.Namespace) -> int:
         bar.update(done - bar.n)
 
     try:
-        report = asyncio.run(evaluate(settings, Path(args.data), modes, args.top_k, progress))
+        yield progress
     finally:
         for bar in bars.values():
             bar.close()
+
+
+def _eval(args: argparse.Namespace) -> int:
+    settings = _settings()
+    configure_logging("WARNING")
+    modes = MODES if args.mode == "all" else (args.mode,)
+    try:
+        with _progress_bars() as progress:
+            report = asyncio.run(evaluate(settings, Path(args.data), modes, args.top_k, progress))
+    finally:
         if not settings.database_url:
             embedded.release(settings.data_dir)
     if args.json:
@@ -179,19 +189,10 @@ def _eval(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace) -> int:
     settings = _settings()
     configure_logging("WARNING")
-    bars: dict[str, tqdm[Any]] = {}
-
-    def progress(stage: str, done: int, total: int) -> None:
-        bar = bars.get(stage)
-        if bar is None:
-            bar = bars[stage] = tqdm(total=total, desc=stage, file=sys.stderr, leave=False)
-        bar.update(done - bar.n)
-
     try:
-        report = asyncio.run(bench(settings, args.sizes, progress))
+        with _progress_bars() as progress:
+            report = asyncio.run(bench(settings, args.sizes, progress))
     finally:
-        for bar in bars.values():
-            bar.close()
         if not settings.database_url:
             embedded.release(settings.data_dir)
     if args.json:

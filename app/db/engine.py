@@ -21,8 +21,16 @@ def make_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
         pool_size=pool_size,
         max_overflow=pool_size,
         pool_pre_ping=True,
-        # asyncpg's statement cache is per connection; JIT only slows our short queries.
-        connect_args={"server_settings": {"jit": "off", "application_name": "corpus"}},
+        connect_args={
+            "server_settings": {
+                # JIT compilation only slows our short queries down.
+                "jit": "off",
+                "application_name": "corpus",
+                # pgvector 0.8: an HNSW scan with a filter (workspace, visibility) goes on until
+                # it has enough rows, instead of returning fewer than the LIMIT.
+                "hnsw.iterative_scan": "relaxed_order",
+            }
+        },
     )
 
 

@@ -21,6 +21,7 @@ from sqlalchemy.sql.elements import TextClause
 
 from app.db.engine import ReadConnection, WriteConnection
 from app.db.tables import chunks, questions, workspaces
+from app.rag.schemas import SearchHit
 
 # Stemmed English lexemes for both ingest and queries (the two must match).
 TS_CONFIG = "english"
@@ -233,21 +234,6 @@ class SearchParams:
     b: float = BM25_B
 
 
-@dataclass(frozen=True, slots=True)
-class HitRow:
-    chunk_id: UUID
-    document_id: UUID
-    title: str
-    workspace: str
-    heading_path: list[str]
-    text: str
-    vec_rank: int | None
-    kw_rank: int | None
-    similarity: float | None
-    score: float
-    matched_terms: list[str]
-
-
 # Who may see a chunk: `org`, or private and the caller's own; and the workspace allowlist.
 _SCOPE = (
     "(x.private_owner_id IS NULL OR x.private_owner_id = CAST(:caller AS uuid)) "
@@ -413,12 +399,12 @@ def _prepared(params: SearchParams) -> tuple[str, dict[str, Any]]:
     return _statement(params), values
 
 
-async def search(conn: ReadConnection, params: SearchParams) -> list[HitRow]:
+async def search(conn: ReadConnection, params: SearchParams) -> list[SearchHit]:
     """Run the hybrid (or single-mode) search statement within the caller's scope."""
     sql, values = _prepared(params)
     rows = await conn.execute(_clause(sql), values)
     return [
-        HitRow(
+        SearchHit(
             chunk_id=row.chunk_id,
             document_id=row.document_id,
             title=row.title,

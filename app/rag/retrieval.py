@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from uuid import UUID
 
 from app.auth.principal import Principal
@@ -71,7 +71,7 @@ async def run(
     *,
     limit: int | None = None,
     tuning: Tuning = DEFAULT_TUNING,
-) -> tuple[list[queries.HitRow], float]:
+) -> tuple[list[SearchHit], float]:
     """The search without recording it; returns the hits and the database time in ms.
 
     `limit` may exceed the API's top_k (the evaluation ranks documents from deeper lists).
@@ -143,6 +143,6 @@ async def search(
         hit_count=len(hits),
     )
     return SearchResult(
-        hits=[SearchHit(**asdict(hit)) for hit in hits],
+        hits=hits,
         took_ms=round((time.perf_counter() - started) * 1000, 2),
     )

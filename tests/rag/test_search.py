@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.auth.principal import Principal
 from app.config import Settings
-from app.db.engine import ReadConnection, WriteConnection
+from app.db.engine import Database, ReadConnection, WriteConnection
 from app.documents import service as documents_service
 from app.documents.schemas import DocumentCreate, DocumentFilters
 from app.rag import queries, retrieval
@@ -292,3 +292,15 @@ async def test_the_plan_uses_the_hnsw_and_postings_indexes(
     assert "ix_chunk_terms_lexeme_impact" in plan
     assert "Seq Scan on chunks" not in plan
     assert "Seq Scan on chunk_terms" not in plan
+
+
+async def test_filtered_vector_scans_are_iterative(settings: Settings) -> None:
+    # Set per connection by the engine (app/db/engine.py); pgvector adopts it once loaded.
+    db = Database(settings.database_url)
+    try:
+        async with db.read() as conn:
+            await conn.execute(text("SELECT embedding FROM chunks LIMIT 1"))
+            mode = (await conn.execute(text("SHOW hnsw.iterative_scan"))).scalar()
+    finally:
+        await db.dispose()
+    assert mode == "relaxed_order"
