@@ -219,7 +219,7 @@ def _bench(args: argparse.Namespace) -> int:
         print(
             f"{int(size):>9,} hybrid + query embedding ({report['provider_for_queries']}): "
             f"p50 {embedded_q['p50']} p95 {embedded_q['p95']} ms; "
-            f"HNSW recall@10 {row['hnsw_recall@10']}"
+            f"HNSW recall@10 {row['hnsw_recall@10']}"  # per ef_search
         )
     return 0
 
