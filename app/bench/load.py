@@ -19,10 +19,9 @@ from typing import Any
 from uuid import UUID
 
 import numpy as np
-from pgvector.sqlalchemy import Vector
-from sqlalchemy import bindparam, text
 
 from app.auth.principal import LOCAL_ADMIN
+from app.bench import queries as bench_queries
 from app.bench.evaluation import throwaway_database
 from app.config import Settings
 from app.db.engine import Database, WriteConnection
@@ -125,10 +124,8 @@ async def _bulk_load(
     """Load `size` chunks fast: plain INSERTs in batches with the HNSW index dropped, then the
     index rebuilt and the statistics recomputed, as a restore would."""
     async with db.write() as conn:
-        await conn.execute(text("DROP INDEX ix_chunks_embedding_hnsw"))
-        workspace = (
-            await conn.execute(text("SELECT id FROM workspaces WHERE slug = 'default'"))
-        ).scalar_one()
+        await bench_queries.drop_vector_index(conn)
+        workspace = await bench_queries.default_workspace(conn)
     loaded = 0
     while loaded < size:
         batch = min(LOAD_BATCH, size - loaded)
@@ -139,31 +136,8 @@ async def _bulk_load(
         loaded += batch
         progress(f"load {size:,}", loaded, size)
     async with db.write() as conn:
-        await conn.execute(text("SET LOCAL maintenance_work_mem = '1GB'"))
-        await conn.execute(
-            text(
-                "CREATE INDEX ix_chunks_embedding_hnsw ON chunks USING hnsw "
-                "(embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
-            )
-        )
-        await conn.execute(text("TRUNCATE lexeme_stats"))
-        await conn.execute(
-            text(
-                "INSERT INTO lexeme_stats (lexeme, df) "
-                "SELECT lexeme, count(*) FROM chunk_terms GROUP BY lexeme"
-            )
-        )
-        await conn.execute(
-            text(
-                "UPDATE corpus_stats SET chunk_count = s.n, lexeme_total = s.total "
-                "FROM (SELECT count(*) AS n, sum(lexeme_count) AS total FROM chunks) AS s"
-            )
-        )
-    # VACUUM outside a transaction: the visibility map lets the postings be read index-only, and
-    # autovacuum will not wake up in the middle of the measurements.
-    async with db.write_engine.connect() as raw:
-        autocommit = await raw.execution_options(isolation_level="AUTOCOMMIT")
-        await autocommit.execute(text("VACUUM ANALYZE"))
+        await bench_queries.rebuild_index_and_statistics(conn)
+    await bench_queries.vacuum_analyze(db.write_engine)
 
 
 async def _insert_batch(
@@ -175,14 +149,11 @@ async def _insert_batch(
 ) -> None:
     document_ids: list[UUID] = []
     for start in range(0, len(bodies), CHUNKS_PER_DOCUMENT):
-        result = await conn.execute(
-            text(
-                "INSERT INTO documents (workspace_id, title, content, content_sha256) "
-                "VALUES (:w, :t, '', md5(:t)) RETURNING id"
-            ),
-            {"w": workspace, "t": f"synthetic {offset + start}"},
+        document_ids.append(
+            await bench_queries.insert_synthetic_document(
+                conn, workspace, f"synthetic {offset + start}"
+            )
         )
-        document_ids.append(result.scalar_one())
     pieces_by_document: dict[UUID, list[tuple[str, np.ndarray]]] = {}
     for i, (body, vector) in enumerate(zip(bodies, vectors, strict=True)):
         document_id = document_ids[i // CHUNKS_PER_DOCUMENT]
@@ -251,16 +222,11 @@ async def _hnsw_recall(
 ) -> float:
     """Share of the exact top-k (sequential scan) that the HNSW index returns."""
     found = 0
-    sql = text("SELECT id FROM chunks ORDER BY embedding <=> :v LIMIT :k").bindparams(
-        bindparam("v", type_=Vector())
-    )
     for vector in queries:
         async with db.read() as conn:
-            await conn.execute(text(f"SET LOCAL hnsw.ef_search = {int(ef_search)}"))
-            approximate = {row.id for row in await conn.execute(sql, {"v": vector, "k": k})}
+            approximate = await bench_queries.nearest(conn, vector, k, ef_search=ef_search)
         async with db.read() as conn:
-            await conn.execute(text("SET LOCAL enable_indexscan = off"))
-            exact = {row.id for row in await conn.execute(sql, {"v": vector, "k": k})}
+            exact = await bench_queries.nearest(conn, vector, k, ef_search=None)
         found += len(approximate & exact)
     return round(found / (k * len(queries)), 4)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -71,10 +71,18 @@ def only_row(vectors: Vectors) -> Vectors:
     return vectors.reshape(vectors.shape[-1])
 
 
-def batches(texts: Sequence[str], size: int) -> Iterator[Sequence[str]]:
-    """`texts` in consecutive slices of at most `size`."""
-    for start in range(0, len(texts), size):
-        yield texts[start : start + size]
+async def in_batches(
+    texts: Sequence[str],
+    size: int,
+    dim: int,
+    embed: Callable[[Sequence[str]], Awaitable[Vectors]],
+) -> Vectors:
+    """`texts` embedded by `embed` at most `size` at a time, rows in the order of `texts`."""
+    if not texts:
+        return empty(dim)
+    return np.concatenate(
+        [await embed(texts[start : start + size]) for start in range(0, len(texts), size)]
+    )
 
 
 def unit_rows(rows: object, count: int, dim: int, provider: str) -> Vectors:

@@ -8,12 +8,11 @@ from typing import Literal
 
 import httpx
 import httpx2
-import numpy as np
 from google import genai
 from google.genai import errors, types
 
 from app.config import PROVIDER_DEFAULTS
-from app.rag.embeddings.base import EmbeddingError, Vectors, batches, empty, only_row, unit_rows
+from app.rag.embeddings.base import EmbeddingError, Vectors, in_batches, only_row, unit_rows
 from app.rag.embeddings.remote import (
     RETRY_DELAYS_S,
     TIMEOUT_S,
@@ -65,13 +64,10 @@ class GeminiEmbedder:
         self._client = genai.Client(api_key=api_key, vertexai=False, http_options=options)
 
     async def embed_passages(self, texts: Sequence[str]) -> Vectors:
-        if not texts:
-            return empty(self.dim)
-        parts = [
-            await self._embed(batch, "RETRIEVAL_DOCUMENT")
-            for batch in batches(texts, self._batch_size)
-        ]
-        return np.concatenate(parts)
+        async def embed(batch: Sequence[str]) -> Vectors:
+            return await self._embed(batch, "RETRIEVAL_DOCUMENT")
+
+        return await in_batches(texts, self._batch_size, self.dim, embed)
 
     async def embed_query(self, text: str) -> Vectors:
         return only_row(await self._embed([text], "RETRIEVAL_QUERY"))

@@ -13,7 +13,7 @@ from functools import lru_cache
 import numpy as np
 
 from app.config import PROVIDER_DEFAULTS
-from app.rag.embeddings.base import Vectors, batches, empty, normalise, only_row
+from app.rag.embeddings.base import Vectors, in_batches, normalise, only_row
 
 MODEL, DIM, FLOOR = PROVIDER_DEFAULTS["hash"]
 _WORD = re.compile(r"\w+")
@@ -61,15 +61,12 @@ class HashEmbedder:
         self._batch_size = batch_size
 
     async def embed_passages(self, texts: Sequence[str]) -> Vectors:
-        if not texts:
-            return empty(self.dim)
         # About 100k texts a second: a big ingest would hold the event loop for a while, so it
         # runs in a thread (the function is pure: no lock needed).
-        parts = [
-            await asyncio.to_thread(hash_vectors, batch, self.dim)
-            for batch in batches(texts, self._batch_size)
-        ]
-        return np.concatenate(parts)
+        async def embed(batch: Sequence[str]) -> Vectors:
+            return await asyncio.to_thread(hash_vectors, batch, self.dim)
+
+        return await in_batches(texts, self._batch_size, self.dim, embed)
 
     async def embed_query(self, text: str) -> Vectors:
         # Microseconds: cheaper inline than a thread hop.

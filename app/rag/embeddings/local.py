@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from app.config import PROVIDER_DEFAULTS
-from app.rag.embeddings.base import EmbeddingError, Vectors, batches, empty, only_row, unit_rows
+from app.rag.embeddings.base import EmbeddingError, Vectors, in_batches, only_row, unit_rows
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -66,10 +66,7 @@ class LocalEmbedder:
         self._model: SentenceTransformer | None = None
 
     async def embed_passages(self, texts: Sequence[str]) -> Vectors:
-        if not texts:
-            return empty(self.dim)
-        parts = [await self._encode(batch) for batch in batches(texts, self._batch_size)]
-        return np.concatenate(parts)
+        return await in_batches(texts, self._batch_size, self.dim, self._encode)
 
     async def embed_query(self, text: str) -> Vectors:
         return only_row(await self._encode([text]))

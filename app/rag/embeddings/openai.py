@@ -6,10 +6,8 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from app.config import PROVIDER_DEFAULTS
-from app.rag.embeddings.base import EmbeddingError, Vectors, batches, empty, only_row
+from app.rag.embeddings.base import EmbeddingError, Vectors, in_batches, only_row
 from app.rag.embeddings.remote import (
     RETRY_DELAYS_S,
     TIMEOUT_S,
@@ -68,10 +66,7 @@ class OpenAIEmbedder:
         )
 
     async def embed_passages(self, texts: Sequence[str]) -> Vectors:
-        if not texts:
-            return empty(self.dim)
-        parts = [await self._embed(batch) for batch in batches(texts, self._batch_size)]
-        return np.concatenate(parts)
+        return await in_batches(texts, self._batch_size, self.dim, self._embed)
 
     async def embed_query(self, text: str) -> Vectors:
         return only_row(await self._embed([text]))
