@@ -24,9 +24,11 @@ from app.config import Settings
 from app.db import embedded, migrate
 from app.db.engine import Database
 from app.documents.schemas import SLUG_PATTERN
-from app.errors import AppError
+from app.errors import AppError, ValidationFailed
 from app.logs import configure_logging
 from app.main import create_app
+from app.people import service as people_service
+from app.people.schemas import User, UserCreate
 from app.rag.embeddings import make_embedder
 from app.rag.reembed import reembed
 from app.system import service as system_service
@@ -257,6 +259,44 @@ async def _reembed_async(settings: Settings, url: str) -> int:
         await db.dispose()
 
 
+def _users_create(args: argparse.Namespace) -> int:
+    settings = _settings()
+    configure_logging("WARNING")
+    try:
+        data = UserCreate(
+            email=args.email,
+            role=args.role,
+            kind="agent" if args.agent else "human",
+            password=args.password,
+            display_name=args.display_name or "",
+        )
+    except ValidationError as exc:
+        for err in exc.errors():
+            print(f"corpus: {'.'.join(map(str, err['loc']))}: {err['msg']}", file=sys.stderr)
+        return 2
+    url = embedded.resolve_url(settings)
+    try:
+        migrate.upgrade(settings, url)
+        user, temporary = asyncio.run(_create_user(url, data))
+    finally:
+        if not settings.database_url:
+            embedded.release(settings.data_dir)
+    print(f"created {user.kind} {user.email} ({user.role}), id {user.id}")
+    if temporary is not None:
+        print("temporary password (shown once; it must be changed at the first sign-in):")
+        print(temporary)
+    return 0
+
+
+async def _create_user(url: str, data: UserCreate) -> tuple[User, str | None]:
+    db = Database(url)
+    try:
+        async with db.write() as conn:
+            return await people_service.create_user(conn, data)
+    finally:
+        await db.dispose()
+
+
 def _sizes(value: str) -> list[int]:
     try:
         sizes = [int(part) for part in value.split(",") if part.strip()]
@@ -315,6 +355,16 @@ def _parser() -> argparse.ArgumentParser:
         "reembed", help="re-embed every chunk with the configured embedding model"
     )
     reembed_cmd.set_defaults(run=_reembed)
+
+    users = verbs.add_parser("users", help="people and agent accounts")
+    users_verbs = users.add_subparsers(dest="users_verb", required=True, metavar="COMMAND")
+    users_create = users_verbs.add_parser("create", help="create an account with the given role")
+    users_create.add_argument("--email", required=True)
+    users_create.add_argument("--role", required=True, choices=["viewer", "editor", "admin"])
+    users_create.add_argument("--agent", action="store_true", help="an agent (API keys only)")
+    users_create.add_argument("--password", help="default: a temporary password, printed once")
+    users_create.add_argument("--display-name")
+    users_create.set_defaults(run=_users_create)
     return parser
 
 
@@ -344,7 +394,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except AppError as exc:
         print(f"corpus: {exc.message}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(exc, ValidationFailed) else 1
     except KeyboardInterrupt:
         return 130
 

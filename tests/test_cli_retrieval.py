@@ -143,7 +143,7 @@ def test_eval_reports_every_mode_from_a_throwaway_database(
 
 def test_eval_refuses_a_folder_that_is_not_beir(tmp_path: Path, data_dir: Path) -> None:
     result = _corpus(["eval", "--data", str(tmp_path), "--json"], data_dir)
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert "not a BEIR folder" in result.stderr
 
 

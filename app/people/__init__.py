@@ -1,0 +1,1 @@
+"""People and agents: accounts, roles and (with the people issue) their administration."""

@@ -1,0 +1,220 @@
+"""Accounts: Argon2id passwords, the role as given, agents without passwords, and exactly one
+first admin however many sign up at once."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from argon2 import PasswordHasher
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.auth import passwords
+from app.db import migrate
+from app.db.engine import Database, ReadConnection, WriteConnection
+from app.errors import Conflict, SignupClosed, ValidationFailed
+from app.people import service as people_service
+from app.people.schemas import UserCreate
+from tests.support import PROJECT_ROOT, child_env, make_settings, new_database
+
+
+def _write(conn: AsyncConnection) -> WriteConnection:
+    return WriteConnection(ReadConnection(conn))
+
+
+async def _stored_hash(conn: AsyncConnection, email: str) -> tuple[str | None, bool]:
+    row = (
+        await conn.execute(
+            text("SELECT password_hash, must_change_password FROM users WHERE email = :e"),
+            {"e": email},
+        )
+    ).one()
+    return row[0], row[1]
+
+
+async def test_a_person_is_stored_with_an_argon2id_hash_and_the_role_given(
+    conn: AsyncConnection,
+) -> None:
+    user, temporary = await people_service.create_user(
+        _write(conn),
+        UserCreate(email="Ada@Example.com", role="editor", password="correct horse battery"),
+    )
+    assert (user.email, user.role, user.kind, user.active) == (
+        "ada@example.com",
+        "editor",
+        "human",
+        True,
+    )
+    assert temporary is None
+    stored, must_change = await _stored_hash(conn, "ada@example.com")
+    assert stored is not None
+    assert stored.startswith("$argon2id$")
+    assert "correct horse battery" not in stored
+    assert must_change is False
+    assert passwords.verify_password(stored, "correct horse battery").ok
+
+
+async def test_a_person_without_a_password_gets_a_temporary_one_to_change(
+    conn: AsyncConnection,
+) -> None:
+    _, temporary = await people_service.create_user(
+        _write(conn), UserCreate(email="temp@example.com", role="viewer")
+    )
+    assert temporary is not None
+    stored, must_change = await _stored_hash(conn, "temp@example.com")
+    assert must_change is True
+    assert passwords.verify_password(stored, temporary).ok
+
+
+async def test_agents_have_no_password(conn: AsyncConnection) -> None:
+    user, temporary = await people_service.create_user(
+        _write(conn), UserCreate(email="bot@example.com", role="viewer", kind="agent")
+    )
+    assert (user.kind, temporary) == ("agent", None)
+    assert (await _stored_hash(conn, "bot@example.com"))[0] is None
+    with pytest.raises(ValidationFailed):
+        await people_service.create_user(
+            _write(conn),
+            UserCreate(email="bot2@example.com", role="viewer", kind="agent", password="x" * 12),
+        )
+
+
+async def test_an_email_is_taken_whatever_its_case(conn: AsyncConnection) -> None:
+    await people_service.create_user(
+        _write(conn),
+        UserCreate(email="same@example.com", role="viewer", password="a fine passphrase"),
+    )
+    with pytest.raises(Conflict):
+        await people_service.create_user(
+            _write(conn),
+            UserCreate(email="SAME@example.com", role="admin", password="another one!"),
+        )
+
+
+@pytest.mark.parametrize(
+    "password", ["short", "aaaaaaaaaaaa", "weak@example.com", "weak", "x" * 257]
+)
+async def test_weak_passwords_are_refused(conn: AsyncConnection, password: str) -> None:
+    with pytest.raises(ValidationFailed):
+        await people_service.create_user(
+            _write(conn), UserCreate(email="weak@example.com", role="viewer", password=password)
+        )
+    assert (
+        await conn.execute(text("SELECT count(*) FROM users WHERE email = 'weak@example.com'"))
+    ).scalar() == 0
+
+
+def test_an_unknown_account_costs_a_real_verification_and_fails() -> None:
+    assert passwords.verify_password(None, "anything at all").ok is False
+
+
+def test_a_hash_made_with_weaker_parameters_asks_to_be_rehashed() -> None:
+    old = PasswordHasher(time_cost=1, memory_cost=8192).hash("correct horse battery")
+    verdict = passwords.verify_password(old, "correct horse battery")
+    assert verdict.ok
+    assert verdict.needs_rehash
+
+
+async def test_the_first_sign_up_is_admin_and_later_ones_need_open_sign_up(
+    conn: AsyncConnection,
+) -> None:
+    await conn.execute(text("DELETE FROM users"))
+    first = await people_service.sign_up(
+        _write(conn),
+        email="first@example.com",
+        password="first passphrase",
+        display_name="",
+        open_signup=False,
+    )
+    assert first.role == "admin"
+    with pytest.raises(SignupClosed):
+        await people_service.sign_up(
+            _write(conn),
+            email="second@example.com",
+            password="second passphrase",
+            display_name="",
+            open_signup=False,
+        )
+    second = await people_service.sign_up(
+        _write(conn),
+        email="second@example.com",
+        password="second passphrase",
+        display_name="",
+        open_signup=True,
+    )
+    assert second.role == "viewer"
+
+
+async def test_simultaneous_first_sign_ups_make_exactly_one_admin(
+    server_url: str, data_dir: Path
+) -> None:
+    url = await new_database(server_url, f"corpus_signup_{uuid.uuid4().hex[:8]}")
+    await asyncio.to_thread(migrate.upgrade, make_settings(data_dir, database_url=url), url)
+    db = Database(url)
+
+    async def join(i: int) -> str:
+        async with db.write() as conn:
+            user = await people_service.sign_up(
+                conn,
+                email=f"racer{i}@example.com",
+                password="a long passphrase",
+                display_name="",
+                open_signup=True,
+            )
+        return user.role
+
+    try:
+        roles = await asyncio.gather(*(join(i) for i in range(6)))
+    finally:
+        await db.dispose()
+    assert sorted(roles) == ["admin"] + ["viewer"] * 5
+
+
+def _corpus(args: list[str], data_dir: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", *args],
+        cwd=PROJECT_ROOT,
+        env=child_env(CORPUS_DATA_DIR=str(data_dir), EMBEDDINGS_PROVIDER="hash"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_users_create_sets_the_role_given_and_prints_a_temporary_password_last(
+    data_dir: Path,
+) -> None:
+    email = f"cli-{uuid.uuid4().hex[:6]}@example.com"
+    made = _corpus(["users", "create", "--email", email, "--role", "editor"], data_dir)
+    assert made.returncode == 0, made.stderr
+    lines = made.stdout.strip().splitlines()
+    assert f"human {email} (editor)" in lines[0]
+    assert len(lines[-1]) >= 16
+    again = _corpus(["users", "create", "--email", email, "--role", "admin"], data_dir)
+    assert again.returncode == 1
+    assert "already exists" in again.stderr
+    agent = _corpus(
+        ["users", "create", "--email", f"bot-{email}", "--role", "viewer", "--agent"], data_dir
+    )
+    assert agent.returncode == 0
+    assert "temporary password" not in agent.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--email", "not-an-email", "--role", "viewer"],
+        ["--email", "x@example.com", "--role", "owner"],
+        ["--email", "y@example.com", "--role", "viewer", "--password", "short"],
+    ],
+)
+def test_users_create_refuses_bad_input(args: list[str], data_dir: Path) -> None:
+    result = _corpus(["users", "create", *args], data_dir)
+    assert result.returncode == 2
+    assert "corpus: " in result.stderr or "usage:" in result.stderr
