@@ -165,5 +165,12 @@ async def test_bench_measures_latency_recall_and_ingest_on_a_small_corpus(
         for clients in ("one_client", "8_clients"):
             latency = row[mode][clients]
             assert 0 < latency["p50"] <= latency["p95"] <= latency["p99"]
+    assert set(row["dense"]) == {
+        "one_client",
+        "8_clients",
+        "one_client_with_embedding",
+        "8_clients_with_embedding",
+    }
+    assert "one_client_with_embedding" not in row["keyword"]
     assert row["hnsw_recall@10"]["ef_search=100"] >= 0.9
     assert "load 600" in stages
