@@ -11,6 +11,7 @@ from sqlalchemy import bindparam, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.db.engine import ReadConnection, WriteConnection
+from app.rag import queries as rag_queries
 
 _NEAREST = text("SELECT id FROM chunks ORDER BY embedding <=> :v LIMIT :k").bindparams(
     bindparam("v", type_=Vector())
@@ -43,12 +44,7 @@ async def insert_synthetic_document(conn: WriteConnection, workspace: UUID, titl
 async def rebuild_index_and_statistics(conn: WriteConnection) -> None:
     """The HNSW index built in one pass, and the BM25 statistics counted from the postings."""
     await conn.execute(text("SET LOCAL maintenance_work_mem = '1GB'"))
-    await conn.execute(
-        text(
-            "CREATE INDEX ix_chunks_embedding_hnsw ON chunks USING hnsw "
-            "(embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
-        )
-    )
+    await rag_queries.create_vector_index(conn)
     await conn.execute(text("TRUNCATE lexeme_stats"))
     await conn.execute(
         text(

@@ -530,6 +530,17 @@ async def store_reembedded(conn: WriteConnection, rows: Sequence[tuple[UUID, np.
     await conn.execute(statement, [{"id": chunk_id, "v": vector} for chunk_id, vector in rows])
 
 
+async def create_vector_index(conn: WriteConnection) -> None:
+    """The HNSW index, as the first migration defines it (cosine distance, m 16,
+    ef_construction 64), built in one pass."""
+    await conn.execute(
+        text(
+            "CREATE INDEX ix_chunks_embedding_hnsw ON chunks USING hnsw "
+            "(embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
+        )
+    )
+
+
 async def finish_reembedding(conn: WriteConnection, *, provider: str, model: str, dim: int) -> None:
     """Swap the new vectors in, rebuild the HNSW index and record the model, in one
     transaction (the table is locked against writes while the index builds)."""
@@ -538,12 +549,7 @@ async def finish_reembedding(conn: WriteConnection, *, provider: str, model: str
     await conn.execute(text("ALTER TABLE chunks DROP COLUMN embedding"))
     await conn.execute(text("ALTER TABLE chunks RENAME COLUMN embedding_next TO embedding"))
     await conn.execute(text("ALTER TABLE chunks ALTER COLUMN embedding SET NOT NULL"))
-    await conn.execute(
-        text(
-            "CREATE INDEX ix_chunks_embedding_hnsw ON chunks USING hnsw "
-            "(embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
-        )
-    )
+    await create_vector_index(conn)
     await conn.execute(
         text(
             "UPDATE embedding_meta SET provider = :provider, model = :model, dim = :dim, "
