@@ -116,7 +116,7 @@ async def main(folder: Path, only: list[str]) -> None:
                 answered = 0
                 for question in OFF_TOPIC:
                     async with db.read() as conn:
-                        hits, _ = await run(
+                        hits = await run(
                             conn,
                             LOCAL_ADMIN,
                             embedder,

@@ -148,7 +148,7 @@ async def rank_documents(
     for query_id, query in dataset.queries.items():
         request = SearchRequest(query=query[:2000], mode=mode, top_k=min(top_k, 100))
         async with db.read() as conn:
-            hits, _ = await retrieval.run(
+            hits = await retrieval.run(
                 conn, LOCAL_ADMIN, embedder, settings, request, limit=top_k * 3, tuning=tuning
             )
         ranked = list(dict.fromkeys(ids[str(hit.document_id)] for hit in hits))

@@ -160,13 +160,16 @@ async def document_row(conn: ReadConnection, document_id: UUID) -> RowMapping | 
     )
 
 
+def _owned_by(owner_id: UUID | None) -> ColumnElement[bool]:
+    return documents.c.owner_id.is_(None) if owner_id is None else documents.c.owner_id == owner_id
+
+
 async def find_same_content(
     conn: ReadConnection, *, workspace_id: UUID, owner_id: UUID | None, content_sha256: str
 ) -> UUID | None:
-    owner = documents.c.owner_id.is_(None) if owner_id is None else documents.c.owner_id == owner_id
     statement = select(documents.c.id).where(
         documents.c.workspace_id == workspace_id,
-        owner,
+        _owned_by(owner_id),
         documents.c.content_sha256 == content_sha256,
     )
     return (await conn.execute(statement.limit(1))).scalar()
@@ -175,9 +178,8 @@ async def find_same_content(
 async def find_by_source(
     conn: ReadConnection, *, workspace_id: UUID, owner_id: UUID | None, source: str
 ) -> UUID | None:
-    owner = documents.c.owner_id.is_(None) if owner_id is None else documents.c.owner_id == owner_id
     statement = select(documents.c.id).where(
-        documents.c.workspace_id == workspace_id, owner, documents.c.source == source
+        documents.c.workspace_id == workspace_id, _owned_by(owner_id), documents.c.source == source
     )
     return (await conn.execute(statement.order_by(documents.c.created_at).limit(1))).scalar()
 

@@ -155,7 +155,7 @@ async def _write_chunks(
     )
 
 
-async def _created(conn: ReadConnection, principal: Principal, document_id: UUID) -> Document:
+async def _reread(conn: ReadConnection, principal: Principal, document_id: UUID) -> Document:
     document = await queries.get_document(conn, principal.user_id, document_id)
     assert document is not None
     return Document.model_validate(document.model_dump(exclude={"content"}))
@@ -189,7 +189,7 @@ async def create(
         conn, workspace_id=workspace_id, owner_id=principal.user_id, content_sha256=digest
     )
     if existing is not None:
-        document = await _created(conn, principal, existing)
+        document = await _reread(conn, principal, existing)
         return DocumentCreated(**document.model_dump(), unchanged=True)
 
     indexed = await _embed(embedder, data.title, data.content)
@@ -217,7 +217,7 @@ async def create(
     )
     if data.visibility == "org":
         await index.count_in_statistics(conn, document_id)
-    document = await _created(conn, principal, document_id)
+    document = await _reread(conn, principal, document_id)
     return DocumentCreated(**document.model_dump(), unchanged=False)
 
 
@@ -373,7 +373,7 @@ async def update(
     if reindex and visibility == "org":
         await index.count_in_statistics(conn, document_id)
     await queries.update_document(conn, document_id, values)
-    return await _created(conn, principal, document_id)
+    return await _reread(conn, principal, document_id)
 
 
 async def delete(conn: WriteConnection, principal: Principal, document_id: UUID) -> None:
@@ -439,7 +439,7 @@ async def ingest_file(
     row = await queries.document_row(conn, existing)
     assert row is not None
     if row["content_sha256"] == _sha256(converted.markdown):
-        return "unchanged", await _created(conn, principal, existing)
+        return "unchanged", await _reread(conn, principal, existing)
     updated = await update(
         conn,
         principal,

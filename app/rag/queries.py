@@ -14,13 +14,13 @@ from uuid import UUID
 
 import numpy as np
 from pgvector.sqlalchemy import Vector
-from sqlalchemy import Float, Text, bindparam, func, insert, literal_column, select, text
+from sqlalchemy import Float, Text, bindparam, func, insert, literal_column, text
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.sql.elements import TextClause
 
 from app.db.engine import ReadConnection, WriteConnection
-from app.db.tables import chunks, questions, workspaces
+from app.db.tables import chunks, questions
 from app.rag.schemas import SearchHit
 
 # Stemmed English lexemes for both ingest and queries (the two must match).
@@ -447,13 +447,6 @@ async def explain(conn: ReadConnection, params: SearchParams) -> str:
         await _size_vector_search(conn, params.dense_depth)
     rows = await conn.execute(_clause("EXPLAIN " + sql), values)
     return "\n".join(row[0] for row in rows)
-
-
-async def workspace_ids(conn: ReadConnection, slugs: Sequence[str]) -> dict[str, UUID]:
-    rows = await conn.execute(
-        select(workspaces.c.slug, workspaces.c.id).where(workspaces.c.slug.in_(list(slugs)))
-    )
-    return {row.slug: row.id for row in rows}
 
 
 async def query_lexemes(conn: ReadConnection, query: str) -> list[str]:

@@ -12,6 +12,7 @@ from uuid import UUID
 from app.auth.principal import Principal
 from app.config import Settings
 from app.db.engine import ReadConnection, WriteConnection
+from app.documents import queries as documents_queries
 from app.errors import ValidationFailed
 from app.rag import queries
 from app.rag.embeddings.base import Embedder
@@ -59,7 +60,7 @@ async def _workspace_ids(
         ]
     if wanted is None:
         return None
-    ids = await queries.workspace_ids(conn, wanted)
+    ids = await documents_queries.workspace_ids(conn, wanted)
     unknown = sorted(set(wanted) - set(ids))
     if unknown and slugs is not None and principal.workspace_scope is None:
         raise ValidationFailed(f"workspaces: no workspace named {', '.join(unknown)}")
@@ -75,8 +76,8 @@ async def run(
     *,
     limit: int | None = None,
     tuning: Tuning = DEFAULT_TUNING,
-) -> tuple[list[SearchHit], float]:
-    """The search without recording it; returns the hits and the database time in ms.
+) -> list[SearchHit]:
+    """The search without recording it.
 
     `limit` may exceed the API's top_k (the evaluation ranks documents from deeper lists).
     """
@@ -90,7 +91,7 @@ async def run(
     limit = limit or request.top_k
     workspace_ids = await _workspace_ids(conn, principal, request.workspaces)
     if workspace_ids == []:
-        return [], 0.0
+        return []
     mode: SearchMode = request.mode
     embedding = await embedder.embed_query(query) if mode in ("hybrid", "dense") else None
     depth = max(limit, tuning.dense_depth)
@@ -114,9 +115,7 @@ async def run(
         k1=tuning.bm25_k1,
         b=tuning.bm25_b,
     )
-    started = time.perf_counter()
-    hits = await queries.search(conn, params)
-    return hits, (time.perf_counter() - started) * 1000
+    return await queries.search(conn, params)
 
 
 async def search(
@@ -135,7 +134,7 @@ async def search(
         ValidationFailed: a blank or too long query, or an unknown workspace.
     """
     started = time.perf_counter()
-    hits, _ = await run(conn, principal, embedder, settings, request)
+    hits = await run(conn, principal, embedder, settings, request)
     similarities = [hit.similarity for hit in hits if hit.similarity is not None]
     await queries.record_question(
         conn,

@@ -65,7 +65,7 @@ async def test_reembed_moves_every_chunk_to_the_new_model(
         ).scalars()
         assert dims == [(256,)]
         assert "ix_chunks_embedding_hnsw" in set(indexes)
-        hits, _ = await retrieval.run(
+        hits = await retrieval.run(
             conn, LOCAL_ADMIN, make_embedder(after), after, SearchRequest(query="rollback")
         )
     assert hits[0].title == "Rollback"

@@ -195,14 +195,14 @@ async def test_private_documents_never_reach_another_person(
     )
     request = SearchRequest(query="acquire zyxcorp merger plan")
     for principal in (bob, admin):
-        hits, _ = await retrieval.run(write, principal, embedder, settings, request)
+        hits = await retrieval.run(write, principal, embedder, settings, request)
         assert secret.id not in {hit.document_id for hit in hits}
         listed = await documents_service.list_documents(
             write, principal, DocumentFilters(), limit=200, cursor=None
         )
         assert secret.id not in {d.id for d in listed.items}
         assert await documents_service.get(write, principal, secret.id) is None
-    own, _ = await retrieval.run(write, alice, embedder, settings, request)
+    own = await retrieval.run(write, alice, embedder, settings, request)
     assert own[0].document_id == secret.id
 
 
@@ -217,7 +217,7 @@ async def test_private_documents_do_not_move_anyone_elses_scores(
         write, bob, embedder, settings, DocumentCreate(title="Notes", content="Quarterly quorum.")
     )
     request = SearchRequest(query="quorum", mode="keyword")
-    before, _ = await retrieval.run(write, bob, embedder, settings, request)
+    before = await retrieval.run(write, bob, embedder, settings, request)
     for i in range(5):
         await documents_service.create(
             write,
@@ -226,7 +226,7 @@ async def test_private_documents_do_not_move_anyone_elses_scores(
             settings,
             DocumentCreate(title=f"Secret {i}", content="quorum " * (i + 1), visibility="private"),
         )
-    after, _ = await retrieval.run(write, bob, embedder, settings, request)
+    after = await retrieval.run(write, bob, embedder, settings, request)
     assert [(h.document_id, h.score) for h in after] == [(h.document_id, h.score) for h in before]
 
 
