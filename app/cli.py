@@ -8,32 +8,37 @@ import json
 import logging
 import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+from uuid import UUID
 
 import uvicorn
 from pydantic import ValidationError
 from tqdm import tqdm
 
+from app.auth import service as auth_service
+from app.auth.principal import LOCAL_ADMIN
+from app.auth.schemas import ApiKeyCreate, ApiKeyCreated
 from app.bench.evaluation import MODES, evaluate
 from app.bench.ingest import IngestReport, ingest_paths, walk
 from app.bench.load import bench
 from app.config import Settings
 from app.db import embedded, migrate
-from app.db.engine import Database
+from app.db.engine import Database, WriteConnection
 from app.documents.schemas import SLUG_PATTERN
 from app.errors import AppError, ValidationFailed
 from app.logs import configure_logging
 from app.main import create_app
 from app.people import service as people_service
-from app.people.schemas import User, UserCreate
+from app.people.schemas import UserCreate
 from app.rag.embeddings import make_embedder
 from app.rag.reembed import reembed
 from app.system import service as system_service
 
 logger = logging.getLogger("corpus")
+T = TypeVar("T")
 
 
 def _settings(**overrides: object) -> Settings:
@@ -258,8 +263,35 @@ async def _reembed_async(settings: Settings, url: str) -> int:
         await db.dispose()
 
 
-def _users_create(args: argparse.Namespace) -> int:
+def _print_invalid(exc: ValidationError) -> int:
+    for err in exc.errors():
+        print(f"corpus: {'.'.join(map(str, err['loc']))}: {err['msg']}", file=sys.stderr)
+    return 2
+
+
+def _in_transaction(work: Callable[[WriteConnection], Awaitable[T]]) -> T:
+    """Run `work` in one transaction on the configured database (migrated first), as the
+    operator: the account commands work before any account exists."""
     settings = _settings()
+    url = embedded.resolve_url(settings)
+
+    async def run() -> T:
+        db = Database(url)
+        try:
+            async with db.write() as conn:
+                return await work(conn)
+        finally:
+            await db.dispose()
+
+    try:
+        migrate.upgrade(settings, url)
+        return asyncio.run(run())
+    finally:
+        if not settings.database_url:
+            embedded.release(settings.data_dir)
+
+
+def _users_create(args: argparse.Namespace) -> int:
     configure_logging("WARNING")
     try:
         data = UserCreate(
@@ -270,16 +302,10 @@ def _users_create(args: argparse.Namespace) -> int:
             display_name=args.display_name or "",
         )
     except ValidationError as exc:
-        for err in exc.errors():
-            print(f"corpus: {'.'.join(map(str, err['loc']))}: {err['msg']}", file=sys.stderr)
-        return 2
-    url = embedded.resolve_url(settings)
-    try:
-        migrate.upgrade(settings, url)
-        user, temporary = asyncio.run(_create_user(url, data))
-    finally:
-        if not settings.database_url:
-            embedded.release(settings.data_dir)
+        return _print_invalid(exc)
+    user, temporary = _in_transaction(
+        lambda conn: people_service.create_user(conn, data, actor=LOCAL_ADMIN)
+    )
     print(f"created {user.kind} {user.email} ({user.role}), id {user.id}")
     if temporary is not None:
         print("temporary password (shown once; it must be changed at the first sign-in):")
@@ -287,13 +313,34 @@ def _users_create(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _create_user(url: str, data: UserCreate) -> tuple[User, str | None]:
-    db = Database(url)
+def _keys_create(args: argparse.Namespace) -> int:
+    configure_logging("WARNING")
+
+    async def create(conn: WriteConnection) -> ApiKeyCreated:
+        owner = await people_service.find_by_email(conn, args.email)
+        if owner is None:
+            raise ValidationFailed(f"email: no account for {args.email}")
+        data = ApiKeyCreate(
+            user_id=owner.id, name=args.name, workspace=args.workspace, persona=args.persona
+        )
+        return await auth_service.create_key(conn, LOCAL_ADMIN, data)
+
     try:
-        async with db.write() as conn:
-            return await people_service.create_user(conn, data)
-    finally:
-        await db.dispose()
+        created = _in_transaction(create)
+    except ValidationError as exc:
+        return _print_invalid(exc)
+    scope = f", workspace {created.workspace}" if created.workspace else ""
+    print(f"created key {created.id} ({created.prefix}...) for {created.email}{scope}")
+    print("the key, shown once:")
+    print(created.key)  # the last line of stdout, so scripts can take it with `tail -n 1`
+    return 0
+
+
+def _keys_revoke(args: argparse.Namespace) -> int:
+    configure_logging("WARNING")
+    _in_transaction(lambda conn: auth_service.revoke_key(conn, LOCAL_ADMIN, args.id))
+    print(f"revoked key {args.id}")
+    return 0
 
 
 def _sizes(value: str) -> list[int]:
@@ -364,6 +411,20 @@ def _parser() -> argparse.ArgumentParser:
     users_create.add_argument("--password", help="default: a temporary password, printed once")
     users_create.add_argument("--display-name")
     users_create.set_defaults(run=_users_create)
+
+    keys = verbs.add_parser("keys", help="API keys for agents and scripts")
+    keys_verbs = keys.add_subparsers(dest="keys_verb", required=True, metavar="COMMAND")
+    keys_create = keys_verbs.add_parser(
+        "create", help="mint a key for an account; prints the key alone as the last line"
+    )
+    keys_create.add_argument("--email", required=True, help="the account the key acts as")
+    keys_create.add_argument("--name", required=True, help="what the key is for")
+    keys_create.add_argument("--workspace", type=_slug, help="limit the key to one workspace")
+    keys_create.add_argument("--persona", help="the persona the key's searches are routed by")
+    keys_create.set_defaults(run=_keys_create)
+    keys_revoke = keys_verbs.add_parser("revoke", help="revoke a key: its next request fails")
+    keys_revoke.add_argument("--id", required=True, type=_uuid, help="the key's id")
+    keys_revoke.set_defaults(run=_keys_revoke)
     return parser
 
 
@@ -371,6 +432,13 @@ def _slug(value: str) -> str:
     if not re.fullmatch(SLUG_PATTERN, value):
         raise argparse.ArgumentTypeError(f"{value!r} is not a workspace slug ({SLUG_PATTERN})")
     return value
+
+
+def _uuid(value: str) -> UUID:
+    try:
+        return UUID(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a key id (a UUID)") from exc
 
 
 def _positive(value: str) -> int:

@@ -1,18 +1,28 @@
 """Dependency aliases, named for what they guarantee. An endpoint without an auth alias is public
-by construction (tests list the public ones)."""
+by construction (tests list the public ones).
+
+Principal resolution lives here, in one place, for the credentials of `/api`: the session cookie
+and `Authorization: Bearer ck_...`. (OAuth access tokens are accepted at `/mcp` only.)
+"""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from typing import Annotated, cast
+from urllib.parse import urlsplit
 
 from fastapi import Depends, Request
 
-from app.auth.principal import LOCAL_ADMIN, Principal
+from app.auth import service as auth_service
+from app.auth.principal import Principal
+from app.auth.tokens import API_KEY_PREFIX, SESSION_COOKIE, CookieSigner
 from app.config import Settings
-from app.db.engine import ReadConnection, WriteConnection
+from app.db.engine import ReadConnection, ShortTransaction, WriteConnection
+from app.errors import Forbidden, Unauthorized
 from app.rag.embeddings.base import Embedder
 from app.resources import Resources
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 def get_resources(request: Request) -> Resources:
@@ -27,10 +37,14 @@ def get_embedder(request: Request) -> Embedder:
     return get_resources(request).embedder
 
 
-def current_principal() -> Principal:
-    # Until people and sessions exist, every route acts as the local admin; the people issue
-    # replaces this one function, so no route changes when real authentication arrives.
-    return LOCAL_ADMIN
+def get_signer(request: Request) -> CookieSigner:
+    return get_resources(request).signer
+
+
+def short_transaction(request: Request) -> ShortTransaction:
+    """Opens transactions of their own: credential checks (which record last use) and the
+    failed-login count, which must survive the request's rollback."""
+    return get_resources(request).db.write
 
 
 async def write_connection(request: Request) -> AsyncIterator[WriteConnection]:
@@ -45,9 +59,93 @@ async def read_connection(request: Request) -> AsyncIterator[ReadConnection]:
         yield conn
 
 
+def origin_of(request: Request) -> str | None:
+    """Where a browser says the request comes from: `Origin`, else the origin of `Referer`."""
+    origin = request.headers.get("origin")
+    if origin:
+        return origin
+    referer = urlsplit(request.headers.get("referer", ""))
+    return f"{referer.scheme}://{referer.netloc}" if referer.scheme and referer.netloc else None
+
+
+def check_origin(request: Request, settings: Settings, *, required: bool) -> None:
+    """CSRF defence for requests a browser may send with our cookie: they must come from one of
+    our own origins. `required` False lets requests without either header pass (scripts
+    signing in); a foreign origin never passes.
+
+    Raises:
+        Forbidden: a foreign origin, or none where one is required.
+    """
+    origin = origin_of(request)
+    if origin is None and not required:
+        return
+    if origin not in settings.allowed_origins:
+        raise Forbidden(
+            "cross-site request refused: a write with the session cookie must come from this "
+            "server's own pages (Origin or Referer)"
+        )
+
+
+async def optional_principal(
+    request: Request, transaction: Annotated[ShortTransaction, Depends(short_transaction)]
+) -> Principal | None:
+    """The caller, from an API key or the session cookie; None for an anonymous request.
+
+    Raises:
+        Unauthorized: an Authorization header that is not a valid API key.
+        Forbidden: a cookie-authenticated write from a foreign origin.
+    """
+    authorization = request.headers.get("authorization")
+    if authorization is not None:
+        scheme, _, credential = authorization.partition(" ")
+        credential = credential.strip()
+        if scheme.lower() != "bearer" or not credential.startswith(API_KEY_PREFIX):
+            raise Unauthorized("send an API key as `Authorization: Bearer ck_...`")
+        async with transaction() as conn:
+            principal = await auth_service.principal_from_api_key(conn, credential)
+        if principal is None:
+            raise Unauthorized("the API key is unknown or revoked, or its account is disabled")
+        return principal
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if not cookie:
+        return None
+    async with transaction() as conn:
+        principal = await auth_service.principal_from_session(conn, get_signer(request), cookie)
+    if principal is not None and request.method not in SAFE_METHODS:
+        check_origin(request, get_settings_dep(request), required=True)
+    return principal
+
+
+async def signed_in(
+    principal: Annotated[Principal | None, Depends(optional_principal)],
+) -> Principal:
+    """Raises:
+    Unauthorized: no credential.
+    """
+    if principal is None:
+        raise Unauthorized("sign in, or send an API key as `Authorization: Bearer ck_...`")
+    return principal
+
+
+async def current_principal(principal: Annotated[Principal, Depends(signed_in)]) -> Principal:
+    """A caller who may use the product: signed in, and not holding a temporary password.
+
+    Raises:
+        Unauthorized: no credential. Forbidden: the password must be changed first.
+    """
+    if principal.must_change_password:
+        raise Forbidden("change your temporary password first (POST /api/me/password)")
+    return principal
+
+
 AppResources = Annotated[Resources, Depends(get_resources)]
 AppSettings = Annotated[Settings, Depends(get_settings_dep)]
+AppSigner = Annotated[CookieSigner, Depends(get_signer)]
+ShortTx = Annotated[ShortTransaction, Depends(short_transaction)]
 WriteConn = Annotated[WriteConnection, Depends(write_connection, scope="function")]
-AppEmbedder = Annotated[Embedder, Depends(get_embedder)]
-CurrentPrincipal = Annotated[Principal, Depends(current_principal)]
 ReadConn = Annotated[ReadConnection, Depends(read_connection, scope="function")]
+AppEmbedder = Annotated[Embedder, Depends(get_embedder)]
+# The caller must be signed in (cookie or API key) and free of a temporary password.
+CurrentPrincipal = Annotated[Principal, Depends(current_principal)]
+# Signed in, even with a temporary password: only the account's own routes use this.
+SignedIn = Annotated[Principal, Depends(signed_in)]

@@ -59,6 +59,9 @@ class Unauthorized(AppError):
     status = 401
     code = "unauthenticated"
 
+    def __init__(self, message: str, *, details: Any = None, challenge: str = "Bearer") -> None:
+        super().__init__(message, details=details, headers={"WWW-Authenticate": challenge})
+
 
 class InvalidCredentials(AppError):
     """The email and password do not match an account that may sign in."""

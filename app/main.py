@@ -16,6 +16,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app.auth.tokens import CookieSigner
 from app.config import Settings, get_settings
 from app.db import embedded, migrate
 from app.db.engine import Database
@@ -23,7 +24,7 @@ from app.errors import AppError
 from app.middleware import RequestIdMiddleware
 from app.rag.embeddings import make_embedder
 from app.resources import Resources
-from app.routers import documents, health, search, workspaces
+from app.routers import audit, auth, documents, health, keys, me, people, search, workspaces
 from app.spa import register_spa
 from app.system import service as system_service
 
@@ -94,7 +95,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        settings.resolved_secret_key()  # generated on first start, so every process shares it
+        # Generated on first start and kept in the data folder, so every process shares it.
+        signer = CookieSigner(settings.resolved_secret_key())
         url = await asyncio.to_thread(embedded.resolve_url, settings)
         db = Database(url, settings.database_read_url or None)
         try:
@@ -109,6 +111,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 db=db,
                 head_revision=migrate.head_revision(settings),
                 embedder=embedder,
+                signer=signer,
             )
             yield
         finally:
@@ -130,6 +133,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(Exception, _unhandled)
 
     app.include_router(health.router)
+    app.include_router(auth.router)
+    app.include_router(me.router)
+    app.include_router(people.router)
+    app.include_router(keys.router)
+    app.include_router(audit.router)
     app.include_router(workspaces.router)
     app.include_router(documents.router)
     app.include_router(search.router)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from app.auth.tokens import CookieSigner
 from app.config import Settings
 from app.db.engine import Database
 from app.rag.embeddings.base import Embedder
@@ -15,3 +16,4 @@ class Resources:
     db: Database
     head_revision: str | None
     embedder: Embedder
+    signer: CookieSigner

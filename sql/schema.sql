@@ -213,7 +213,8 @@ CREATE TABLE public.sessions (
     user_id uuid NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     expires_at timestamp with time zone NOT NULL,
-    last_seen_at timestamp with time zone
+    last_seen_at timestamp with time zone,
+    token_sha256 text NOT NULL
 );
 
 CREATE TABLE public.users (
@@ -320,6 +321,9 @@ ALTER TABLE ONLY public.api_keys
 
 ALTER TABLE ONLY public.chunks
     ADD CONSTRAINT uq_chunks_document_id_ordinal UNIQUE (document_id, ordinal);
+
+ALTER TABLE ONLY public.sessions
+    ADD CONSTRAINT uq_sessions_token_sha256 UNIQUE (token_sha256);
 
 ALTER TABLE ONLY public.users
     ADD CONSTRAINT uq_users_email UNIQUE (email);

@@ -7,6 +7,7 @@ import shutil
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
@@ -76,7 +77,8 @@ async def app(settings: Settings) -> AsyncIterator[FastAPI]:
 
 @pytest.fixture
 async def client(app: FastAPI, conn: AsyncConnection) -> AsyncIterator[httpx.AsyncClient]:
-    """An HTTP client of the app whose requests run inside the test's rolled-back transaction."""
+    """An anonymous HTTP client of the app whose requests run inside the test's rolled-back
+    transaction. `tests.accounts.authorize` signs it in."""
 
     async def write_connection() -> AsyncIterator[WriteConnection]:
         yield WriteConnection(ReadConnection(conn))
@@ -84,8 +86,16 @@ async def client(app: FastAPI, conn: AsyncConnection) -> AsyncIterator[httpx.Asy
     async def read_connection() -> AsyncIterator[ReadConnection]:
         yield ReadConnection(conn)
 
+    @asynccontextmanager
+    async def savepoint() -> AsyncIterator[WriteConnection]:
+        # A "transaction of its own" inside the test's: committed as a savepoint, so that it
+        # survives a failing request as it would for real, and is rolled back with the test.
+        async with conn.begin_nested():
+            yield WriteConnection(ReadConnection(conn))
+
     app.dependency_overrides[deps.write_connection] = write_connection
     app.dependency_overrides[deps.read_connection] = read_connection
+    app.dependency_overrides[deps.short_transaction] = lambda: savepoint
     transport = httpx.ASGITransport(app=app)
     try:
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:

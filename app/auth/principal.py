@@ -7,8 +7,11 @@ from dataclasses import dataclass
 from typing import Literal
 from uuid import UUID
 
-Role = Literal["viewer", "editor", "admin"]
+from app.auth.capabilities import Action, Role, allows
+
 Kind = Literal["human", "agent"]
+# How the caller connected: a browser session, an API key, an OAuth access token (MCP only), or
+# the operator at the command line.
 Door = Literal["session", "api_key", "oauth", "local"]
 
 _RANK: dict[Role, int] = {"viewer": 0, "editor": 1, "admin": 2}
@@ -26,15 +29,21 @@ class Principal:
     persona: str | None = None
     # An API key may be bound to one workspace; None means every workspace the role may see.
     workspace_scope: str | None = None
+    # Set after an admin's password reset: until it is changed, only the account routes answer.
+    must_change_password: bool = False
+    display_name: str = ""
 
     def at_least(self, role: Role) -> bool:
         return _RANK[self.role] >= _RANK[role]
+
+    def can(self, action: Action) -> bool:
+        return allows(self.role, action)
 
     @property
     def is_admin(self) -> bool:
         return self.role == "admin"
 
 
-# The stand-in of the routes until people and sessions exist (and of the CLI, which acts as the
-# operator): an admin who owns nothing, so its documents have no owner.
+# The command line acts as the operator: an admin who owns nothing, so what it ingests has no
+# owner (API.md, `corpus ingest`).
 LOCAL_ADMIN = Principal(user_id=None, email="local-admin", role="admin", door="local")

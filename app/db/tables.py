@@ -86,9 +86,13 @@ sessions = Table(
     Column(
         "user_id", UUID(as_uuid=True), ForeignKey("users.id", ondelete="CASCADE"), nullable=False
     ),
+    # The cookie carries a random token, signed; only its sha256 is stored, so a copy of the
+    # database opens no session.
+    Column("token_sha256", Text, nullable=False),
     _created_at(),
     Column("expires_at", DateTime(timezone=True), nullable=False),
     Column("last_seen_at", DateTime(timezone=True)),
+    UniqueConstraint("token_sha256"),
     Index(None, "user_id"),
     Index(None, "expires_at"),
 )

@@ -3,8 +3,6 @@ applies visibility (`org`, or private and owned by the caller) in the statement 
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -24,7 +22,6 @@ from app.documents.schemas import (
     Workspace,
     WorkspaceCreate,
 )
-from app.errors import ValidationFailed
 
 # --- workspaces -----------------------------------------------------------------------------
 
@@ -100,14 +97,18 @@ async def update_workspace(conn: WriteConnection, slug: str, values: dict[str, A
 # --- documents ------------------------------------------------------------------------------
 
 
-def visible_to(caller_id: UUID | None) -> ColumnElement[bool]:
-    """`org` documents, and private ones owned by the caller."""
-    if caller_id is None:
-        return documents.c.visibility == "org"
-    return or_(
-        documents.c.visibility == "org",
-        and_(documents.c.visibility == "private", documents.c.owner_id == caller_id),
+def visible_to(caller_id: UUID | None, scope: str | None = None) -> ColumnElement[bool]:
+    """`org` documents, and private ones owned by the caller; with a `scope` (an API key bound
+    to one workspace), only that workspace's. Statements using it join `workspaces`."""
+    visible = (
+        documents.c.visibility == "org"
+        if caller_id is None
+        else or_(
+            documents.c.visibility == "org",
+            and_(documents.c.visibility == "private", documents.c.owner_id == caller_id),
+        )
     )
+    return visible if scope is None else and_(visible, workspaces.c.slug == scope)
 
 
 def _chunk_count() -> Any:
@@ -142,22 +143,26 @@ def _select_documents(*extra: Any) -> Select[Any]:
 
 
 async def get_document(
-    conn: ReadConnection, caller_id: UUID | None, document_id: UUID
+    conn: ReadConnection, caller_id: UUID | None, document_id: UUID, *, scope: str | None = None
 ) -> DocumentWithContent | None:
     statement = _select_documents(documents.c.content).where(
-        documents.c.id == document_id, visible_to(caller_id)
+        documents.c.id == document_id, visible_to(caller_id, scope)
     )
     row = (await conn.execute(statement)).mappings().first()
     return DocumentWithContent.model_validate(dict(row)) if row else None
 
 
-async def document_row(conn: ReadConnection, document_id: UUID) -> RowMapping | None:
-    """The raw row, whoever owns it: for the service's permission checks only."""
-    return (
-        (await conn.execute(select(documents).where(documents.c.id == document_id)))
-        .mappings()
-        .first()
-    )
+async def document_row(
+    conn: ReadConnection, document_id: UUID, *, scope: str | None = None
+) -> RowMapping | None:
+    """The raw row, whoever owns it (within `scope`'s workspace, when set): for the service's
+    permission checks only."""
+    statement = select(documents).where(documents.c.id == document_id)
+    if scope is not None:
+        statement = statement.join(workspaces, workspaces.c.id == documents.c.workspace_id).where(
+            workspaces.c.slug == scope
+        )
+    return (await conn.execute(statement)).mappings().first()
 
 
 def _owned_by(owner_id: UUID | None) -> ColumnElement[bool]:
@@ -202,23 +207,6 @@ async def delete_document(conn: WriteConnection, document_id: UUID) -> None:
     await conn.execute(documents.delete().where(documents.c.id == document_id))
 
 
-def encode_cursor(updated_at: datetime, document_id: UUID) -> str:
-    raw = f"{updated_at.isoformat()}|{document_id}".encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str) -> tuple[datetime, UUID]:
-    """Raises:
-    ValidationFailed: the cursor was not made by `encode_cursor`.
-    """
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        when, _, ident = raw.partition("|")
-        return datetime.fromisoformat(when), UUID(ident)
-    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
-        raise ValidationFailed("cursor: not a cursor this server issued") from exc
-
-
 async def list_documents(
     conn: ReadConnection,
     caller_id: UUID | None,
@@ -226,9 +214,10 @@ async def list_documents(
     *,
     limit: int,
     after: tuple[datetime, UUID] | None,
+    scope: str | None = None,
 ) -> tuple[list[Document], tuple[datetime, UUID] | None]:
     """A page of visible documents, newest change first; returns the next page's position."""
-    conditions: list[ColumnElement[bool]] = [visible_to(caller_id)]
+    conditions: list[ColumnElement[bool]] = [visible_to(caller_id, scope)]
     if filters.workspace is not None:
         conditions.append(workspaces.c.slug == filters.workspace)
     if filters.tag is not None:

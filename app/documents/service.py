@@ -17,6 +17,7 @@ import numpy as np
 from app.auth.principal import Principal
 from app.config import Settings
 from app.db.engine import ReadConnection, WriteConnection
+from app.db.paging import decode_cursor, encode_cursor
 from app.documents import queries
 from app.documents.convert import to_markdown
 from app.documents.schemas import (
@@ -102,6 +103,20 @@ async def update_workspace(
     return workspace
 
 
+def _in_scope(principal: Principal, slug: str | None) -> str | None:
+    """The workspace a write goes to: a key bound to one workspace writes there only.
+
+    Raises:
+        Forbidden: a scoped key names another workspace.
+    """
+    scope = principal.workspace_scope
+    if scope is None:
+        return slug
+    if slug is not None and slug != scope:
+        raise Forbidden(f"this API key may write to workspace {scope!r} only")
+    return scope
+
+
 async def _workspace_id(conn: ReadConnection, slug: str | None) -> UUID:
     slug = slug or DEFAULT_WORKSPACE
     ids = await queries.workspace_ids(conn, [slug])
@@ -156,7 +171,9 @@ async def _write_chunks(
 
 
 async def _reread(conn: ReadConnection, principal: Principal, document_id: UUID) -> Document:
-    document = await queries.get_document(conn, principal.user_id, document_id)
+    document = await queries.get_document(
+        conn, principal.user_id, document_id, scope=principal.workspace_scope
+    )
     assert document is not None
     return Document.model_validate(document.model_dump(exclude={"content"}))
 
@@ -183,7 +200,7 @@ async def create(
     _check_length(settings, data.content)
     if data.visibility == "private" and principal.user_id is None:
         raise ValidationFailed("visibility: a private document needs an owner; sign in first")
-    workspace_id = await _workspace_id(conn, data.workspace)
+    workspace_id = await _workspace_id(conn, _in_scope(principal, data.workspace))
     digest = _sha256(data.content)
     existing = await queries.find_same_content(
         conn, workspace_id=workspace_id, owner_id=principal.user_id, content_sha256=digest
@@ -264,7 +281,9 @@ async def get(
     conn: ReadConnection, principal: Principal, document_id: UUID
 ) -> DocumentWithContent | None:
     """One document the caller may see, with its content; None otherwise."""
-    return await queries.get_document(conn, principal.user_id, document_id)
+    return await queries.get_document(
+        conn, principal.user_id, document_id, scope=principal.workspace_scope
+    )
 
 
 async def list_documents(
@@ -276,11 +295,11 @@ async def list_documents(
     cursor: str | None,
 ) -> Page[Document]:
     """A page of the documents the caller may see, newest change first."""
-    after = queries.decode_cursor(cursor) if cursor else None
+    after = decode_cursor(cursor) if cursor else None
     items, next_position = await queries.list_documents(
-        conn, principal.user_id, filters, limit=limit, after=after
+        conn, principal.user_id, filters, limit=limit, after=after, scope=principal.workspace_scope
     )
-    next_cursor = queries.encode_cursor(*next_position) if next_position else None
+    next_cursor = encode_cursor(*next_position) if next_position else None
     return Page[Document](items=items, next_cursor=next_cursor)
 
 
@@ -290,7 +309,7 @@ async def chunks(conn: ReadConnection, principal: Principal, document_id: UUID) 
     Raises:
         NotFound: no such document, or not visible to the caller.
     """
-    if await queries.get_document(conn, principal.user_id, document_id) is None:
+    if await get(conn, principal, document_id) is None:
         raise NotFound("document not found")
     return await queries.document_chunks(conn, document_id)
 
@@ -302,7 +321,7 @@ async def _editable(conn: ReadConnection, principal: Principal, document_id: UUI
     stays its owner's alone (to anyone else it does not exist).
     """
     _require_editor(principal)
-    row = await queries.document_row(conn, document_id)
+    row = await queries.document_row(conn, document_id, scope=principal.workspace_scope)
     mine = row is not None and row["owner_id"] is not None and row["owner_id"] == principal.user_id
     if row is None or (row["visibility"] == "private" and not mine):
         raise NotFound("document not found")

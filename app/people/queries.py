@@ -1,16 +1,17 @@
-"""SQL of people and agent accounts."""
+"""SQL of people and agent accounts, and of the audit log."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import func, select, text
+from sqlalchemy import ColumnElement, RowMapping, delete, func, select, text, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from app.db.engine import ReadConnection, WriteConnection
-from app.db.tables import users
-from app.people.schemas import User
+from app.db.tables import audit_log, sessions, users
+from app.people.schemas import AuditEntry, AuditFilters, User
 
 # No activity for this long makes an account "dormant" in the people list.
 DORMANT_AFTER = "60 days"
@@ -36,6 +37,7 @@ def _user_columns() -> list[Any]:
         dormant,
         users.c.last_seen_at,
         users.c.created_at,
+        users.c.default_persona.label("persona"),
     ]
 
 
@@ -51,13 +53,32 @@ async def insert_user(conn: WriteConnection, values: dict[str, Any]) -> UUID | N
     return user_id
 
 
-async def get_user(conn: ReadConnection, user_id: UUID) -> User | None:
-    row = (
-        (await conn.execute(select(*_user_columns()).where(users.c.id == user_id)))
-        .mappings()
-        .first()
-    )
+async def _one_user(conn: ReadConnection, condition: ColumnElement[bool]) -> User | None:
+    row = (await conn.execute(select(*_user_columns()).where(condition))).mappings().first()
     return User.model_validate(dict(row)) if row else None
+
+
+async def get_user(conn: ReadConnection, user_id: UUID) -> User | None:
+    return await _one_user(conn, users.c.id == user_id)
+
+
+async def get_user_by_email(conn: ReadConnection, email: str) -> User | None:
+    return await _one_user(conn, users.c.email == email)
+
+
+async def get_user_by_oidc_subject(conn: ReadConnection, subject: str) -> User | None:
+    return await _one_user(conn, users.c.oidc_subject == subject)
+
+
+async def list_users(
+    conn: ReadConnection, *, limit: int, after: tuple[datetime, UUID] | None
+) -> list[User]:
+    """A page of accounts, oldest first (the first admin heads the list)."""
+    statement = select(*_user_columns())
+    if after is not None:
+        statement = statement.where(tuple_(users.c.created_at, users.c.id) > tuple_(*after))
+    statement = statement.order_by(users.c.created_at, users.c.id).limit(limit)
+    return [User.model_validate(dict(row)) for row in (await conn.execute(statement)).mappings()]
 
 
 async def count_users(conn: ReadConnection) -> int:
@@ -67,3 +88,76 @@ async def count_users(conn: ReadConnection) -> int:
 async def serialise_first_signup(conn: WriteConnection) -> None:
     """Until this transaction ends, no other sign-up can decide who is first."""
     await conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _FIRST_SIGNUP_LOCK})
+
+
+async def lock_active_admins(conn: WriteConnection) -> list[UUID]:
+    """The active admins' ids, their rows locked until the transaction ends, so that two
+    admins demoting each other at once cannot leave none."""
+    statement = (
+        select(users.c.id)
+        .where(users.c.role == "admin", users.c.active)
+        .order_by(users.c.id)
+        .with_for_update()
+    )
+    return list((await conn.execute(statement)).scalars())
+
+
+async def update_user(conn: WriteConnection, user_id: UUID, values: dict[str, Any]) -> None:
+    await conn.execute(
+        update(users).where(users.c.id == user_id).values(**values, updated_at=func.now())
+    )
+
+
+async def account_row(conn: ReadConnection, user_id: UUID) -> RowMapping | None:
+    """The fields an admin's change is checked against (and audited from)."""
+    statement = select(
+        users.c.id,
+        users.c.email,
+        users.c.role,
+        users.c.kind,
+        users.c.active,
+        users.c.display_name,
+        users.c.default_persona,
+        users.c.failed_logins,
+        users.c.locked_until,
+        users.c.oidc_subject,
+    ).where(users.c.id == user_id)
+    return (await conn.execute(statement)).mappings().first()
+
+
+async def end_sessions(conn: WriteConnection, user_id: UUID) -> int:
+    """End every session of an account: how a cookie is invalidated server-side."""
+    result = await conn.execute(delete(sessions).where(sessions.c.user_id == user_id))
+    return result.rowcount
+
+
+# --- audit log ------------------------------------------------------------------------------
+
+
+async def insert_audit(conn: WriteConnection, values: dict[str, Any]) -> None:
+    await conn.execute(audit_log.insert().values(**values))
+
+
+async def list_audit(
+    conn: ReadConnection,
+    filters: AuditFilters,
+    *,
+    limit: int,
+    before: tuple[datetime, UUID] | None,
+) -> list[AuditEntry]:
+    """A page of the log, newest first."""
+    statement = select(audit_log)
+    if filters.actor is not None:
+        try:
+            statement = statement.where(audit_log.c.actor_id == UUID(filters.actor))
+        except ValueError:
+            statement = statement.where(audit_log.c.actor_email == filters.actor.lower())
+    if filters.action is not None:
+        statement = statement.where(audit_log.c.action == filters.action)
+    if filters.target is not None:
+        statement = statement.where(audit_log.c.target_id == filters.target)
+    if before is not None:
+        statement = statement.where(tuple_(audit_log.c.at, audit_log.c.id) < tuple_(*before))
+    statement = statement.order_by(audit_log.c.at.desc(), audit_log.c.id.desc()).limit(limit)
+    rows = (await conn.execute(statement)).mappings()
+    return [AuditEntry.model_validate(dict(row)) for row in rows]

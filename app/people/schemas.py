@@ -1,16 +1,21 @@
-"""Shapes of people and agent accounts (API.md, "People")."""
+"""Shapes of people, agent accounts and the audit log (API.md, "People")."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, EmailStr, StringConstraints
+from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints
 
-Role = Literal["viewer", "editor", "admin"]
+from app.auth.capabilities import Role
+
 Kind = Literal["human", "agent"]
 DisplayName = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
+# Persona slugs are the workspace slugs' shape (the multi-corpus work defines the personas).
+PersonaSlug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_-]{1,63}$")]
+
+__all__ = ["Role", "Kind", "User", "UserCreate", "UserCreated", "UserUpdate", "AuditEntry"]
 
 
 class User(BaseModel):
@@ -24,6 +29,7 @@ class User(BaseModel):
     dormant: bool
     last_seen_at: datetime | None
     created_at: datetime
+    persona: str | None = None
 
 
 class UserCreate(BaseModel):
@@ -33,4 +39,43 @@ class UserCreate(BaseModel):
     display_name: DisplayName = ""
     role: Role
     kind: Kind = "human"
-    password: str | None = None  # its rules: app.auth.passwords.check_rules
+    password: str | None = Field(default=None, max_length=1000)  # rules: app.auth.passwords
+
+
+class UserCreated(User):
+    """A new account; `temporary_password` is set (once) when no password was given."""
+
+    temporary_password: str | None = None
+
+
+class UserUpdate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    role: Role | None = None
+    active: bool | None = None
+    display_name: DisplayName | None = None
+    persona: PersonaSlug | None = None
+
+
+class TemporaryPassword(BaseModel):
+    temporary_password: str
+
+
+class AuditEntry(BaseModel):
+    id: UUID
+    at: datetime
+    actor_id: UUID | None
+    actor_email: str | None
+    action: str
+    target_type: str
+    target_id: str | None
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+
+
+class AuditFilters(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    actor: str | None = Field(default=None, max_length=320)  # an account's id or email
+    action: str | None = Field(default=None, max_length=100)
+    target: str | None = Field(default=None, max_length=200)

@@ -1,21 +1,112 @@
-"""Accounts: people and agents. The first account made by sign-up becomes admin — exactly one,
-however many sign up at once; there is no default admin."""
+"""Accounts: people and agents, their roles, and the audit log of every change to them.
+
+The first account made by sign-up becomes admin — exactly one, however many sign up at once;
+there is no default admin. After that, admins manage people; the last active admin cannot be
+demoted or disabled.
+"""
 
 from __future__ import annotations
 
 import secrets
+from typing import Any
+from uuid import UUID
 
 from app.auth import passwords
-from app.db.engine import WriteConnection
-from app.errors import Conflict, SignupClosed, ValidationFailed
+from app.auth.principal import Principal
+from app.db.engine import ReadConnection, WriteConnection
+from app.db.paging import decode_cursor, encode_cursor
+from app.errors import Conflict, Forbidden, NotFound, SignupClosed, ValidationFailed
 from app.people import queries
-from app.people.schemas import User, UserCreate
+from app.people.schemas import (
+    AuditEntry,
+    AuditFilters,
+    Role,
+    User,
+    UserCreate,
+    UserCreated,
+    UserUpdate,
+)
+from app.schemas import Page
 
 TEMPORARY_PASSWORD_BYTES = 12
 
 
-async def create_user(conn: WriteConnection, data: UserCreate) -> tuple[User, str | None]:
-    """Create an account with the role as given (the CLI, and admins later).
+def _require_people_admin(principal: Principal) -> None:
+    if not principal.can("people.manage"):
+        raise Forbidden("only admins manage people")
+
+
+# --- audit log ------------------------------------------------------------------------------
+
+
+async def record(
+    conn: WriteConnection,
+    actor: Principal,
+    action: str,
+    *,
+    target_type: str,
+    target_id: UUID | str | None,
+    before: dict[str, Any] | None = None,
+    after: dict[str, Any] | None = None,
+) -> None:
+    """Write one audit entry, in the caller's transaction: a change and its record land
+    together or not at all. Callers pass values, never secrets."""
+    await queries.insert_audit(
+        conn,
+        {
+            "actor_id": actor.user_id,
+            "actor_email": actor.email,
+            "action": action,
+            "target_type": target_type,
+            "target_id": str(target_id) if target_id is not None else None,
+            "before": before,
+            "after": after,
+        },
+    )
+
+
+async def audit_log(
+    conn: ReadConnection,
+    principal: Principal,
+    filters: AuditFilters,
+    *,
+    limit: int,
+    cursor: str | None,
+) -> Page[AuditEntry]:
+    """A page of the audit log, newest first.
+
+    Raises:
+        Forbidden: not an admin. ValidationFailed: a cursor this server did not issue.
+    """
+    if not principal.can("audit.read"):
+        raise Forbidden("only admins read the audit log")
+    before = decode_cursor(cursor) if cursor else None
+    items = await queries.list_audit(conn, filters, limit=limit + 1, before=before)
+    more = len(items) > limit
+    items = items[:limit]
+    next_cursor = encode_cursor(items[-1].at, items[-1].id) if more else None
+    return Page[AuditEntry](items=items, next_cursor=next_cursor)
+
+
+# --- accounts -------------------------------------------------------------------------------
+
+
+def _snapshot(user: User) -> dict[str, Any]:
+    """What the audit log keeps of an account: never a password or its hash."""
+    return {
+        "email": user.email,
+        "display_name": user.display_name,
+        "role": user.role,
+        "kind": user.kind,
+        "active": user.active,
+    }
+
+
+async def create_user(
+    conn: WriteConnection, data: UserCreate, *, actor: Principal | None
+) -> tuple[User, str | None]:
+    """Create an account with the role as given (the CLI, and admins); `actor` None is a
+    sign-up, which the new account does itself.
 
     A person without a password gets a temporary one, returned once and to be changed at the
     first sign-in; an agent has no password at all (it uses API keys).
@@ -51,11 +142,39 @@ async def create_user(conn: WriteConnection, data: UserCreate) -> tuple[User, st
         raise Conflict(f"an account for {email} already exists")
     user = await queries.get_user(conn, user_id)
     assert user is not None
+    await record(
+        conn,
+        actor or _self(user),
+        "user.create" if actor else "user.signup",
+        target_type="user",
+        target_id=user.id,
+        after=_snapshot(user),
+    )
     return user, temporary
 
 
+def _self(user: User) -> Principal:
+    return Principal(user_id=user.id, email=user.email, role=user.role, kind=user.kind)
+
+
+async def add_person(conn: WriteConnection, principal: Principal, data: UserCreate) -> UserCreated:
+    """An admin adds a person or an agent.
+
+    Raises:
+        Forbidden: not an admin. ValidationFailed, Conflict: as `create_user`.
+    """
+    _require_people_admin(principal)
+    user, temporary = await create_user(conn, data, actor=principal)
+    return UserCreated(**user.model_dump(), temporary_password=temporary)
+
+
 async def sign_up(
-    conn: WriteConnection, *, email: str, password: str, display_name: str, open_signup: bool
+    conn: WriteConnection,
+    *,
+    email: str,
+    password: str,
+    display_name: str,
+    open_signup: bool,
 ) -> User:
     """A person joins: the very first account becomes admin; later ones join as viewers only
     when sign-up is open.
@@ -77,5 +196,204 @@ async def sign_up(
             role="admin" if first else "viewer",
             kind="human",
         ),
+        actor=None,
     )
     return user
+
+
+async def find_by_email(conn: ReadConnection, email: str) -> User | None:
+    return await queries.get_user_by_email(conn, email.strip().lower())
+
+
+async def get_person(conn: ReadConnection, user_id: UUID) -> User | None:
+    """An account by id, for the services that act on it (no visibility: callers check)."""
+    return await queries.get_user(conn, user_id)
+
+
+async def list_people(
+    conn: ReadConnection, principal: Principal, *, limit: int, cursor: str | None
+) -> Page[User]:
+    """Raises:
+    Forbidden: not an admin.
+    """
+    _require_people_admin(principal)
+    after = decode_cursor(cursor) if cursor else None
+    items = await queries.list_users(conn, limit=limit + 1, after=after)
+    more = len(items) > limit
+    items = items[:limit]
+    next_cursor = encode_cursor(items[-1].created_at, items[-1].id) if more else None
+    return Page[User](items=items, next_cursor=next_cursor)
+
+
+async def _target(conn: ReadConnection, user_id: UUID) -> User:
+    user = await queries.get_user(conn, user_id)
+    if user is None:
+        raise NotFound("no such person")
+    return user
+
+
+async def _keep_an_admin(conn: WriteConnection, user: User, role: Role, active: bool) -> None:
+    """Raises:
+    Conflict: the change would leave no active admin.
+    """
+    if user.role != "admin" or not user.active or (role == "admin" and active):
+        return
+    others = [uid for uid in await queries.lock_active_admins(conn) if uid != user.id]
+    if not others:
+        raise Conflict("the last admin cannot be demoted or disabled; make another admin first")
+
+
+async def update_person(
+    conn: WriteConnection, principal: Principal, user_id: UUID, data: UserUpdate
+) -> User:
+    """Change a role, enable or disable, rename, or set the default persona. A new role or a
+    disable ends the account's sessions, so its browsers must sign in again.
+
+    Raises:
+        Forbidden: not an admin. NotFound: no such account. Conflict: the last admin.
+        ValidationFailed: null for a field that must have a value.
+    """
+    _require_people_admin(principal)
+    changes = data.model_dump(exclude_unset=True)
+    for field in ("role", "active", "display_name"):
+        if field in changes and changes[field] is None:
+            raise ValidationFailed(f"{field}: may not be null")
+    user = await _target(conn, user_id)
+    current = {**_snapshot(user), "persona": user.persona}
+    changes = {k: v for k, v in changes.items() if current[k] != v}
+    if not changes:
+        return user
+    await _keep_an_admin(
+        conn, user, changes.get("role", user.role), changes.get("active", user.active)
+    )
+    values = {("default_persona" if k == "persona" else k): v for k, v in changes.items()}
+    await queries.update_user(conn, user_id, values)
+    if "role" in changes or changes.get("active") is False:
+        await queries.end_sessions(conn, user_id)
+    await record(
+        conn,
+        principal,
+        "user.update",
+        target_type="user",
+        target_id=user_id,
+        before={k: current[k] for k in changes},
+        after=changes,
+    )
+    return await _target(conn, user_id)
+
+
+async def set_password(
+    conn: WriteConnection,
+    actor: Principal,
+    user_id: UUID,
+    password: str,
+    *,
+    must_change: bool,
+    action: str,
+) -> None:
+    """Store a new password and end every session of the account (its other browsers, and any
+    stolen cookie, stop working). The audit entry records that it changed, never the value.
+
+    Raises:
+        ValidationFailed: the password breaks the rules, or the account is an agent's.
+        NotFound: no such account.
+    """
+    user = await _target(conn, user_id)
+    if user.kind == "agent":
+        raise ValidationFailed("agents have no password: they use API keys")
+    passwords.check_rules(password, email=user.email)
+    await queries.update_user(
+        conn,
+        user_id,
+        {"password_hash": passwords.hash_password(password), "must_change_password": must_change},
+    )
+    await queries.end_sessions(conn, user_id)
+    await record(
+        conn,
+        actor,
+        action,
+        target_type="user",
+        target_id=user_id,
+        after={"must_change_password": must_change},
+    )
+
+
+async def reset_password(conn: WriteConnection, principal: Principal, user_id: UUID) -> str:
+    """An admin gives a person a temporary password, to be changed at the next sign-in.
+
+    Raises:
+        Forbidden: not an admin. NotFound: no such account. ValidationFailed: an agent.
+    """
+    _require_people_admin(principal)
+    temporary = secrets.token_urlsafe(TEMPORARY_PASSWORD_BYTES)
+    await set_password(
+        conn, principal, user_id, temporary, must_change=True, action="user.password_reset"
+    )
+    return temporary
+
+
+async def unlock(conn: WriteConnection, principal: Principal, user_id: UUID) -> User:
+    """Lift a sign-in lock before it runs out.
+
+    Raises:
+        Forbidden: not an admin. NotFound: no such account.
+    """
+    _require_people_admin(principal)
+    user = await _target(conn, user_id)
+    await queries.update_user(conn, user_id, {"failed_logins": 0, "locked_until": None})
+    await record(
+        conn,
+        principal,
+        "user.unlock",
+        target_type="user",
+        target_id=user_id,
+        before={"locked": user.locked},
+        after={"locked": False},
+    )
+    return await _target(conn, user_id)
+
+
+async def sign_in_with_oidc(
+    conn: WriteConnection, *, email: str, subject: str, display_name: str, default_role: Role
+) -> User | None:
+    """The account an OpenID Connect sign-in maps to: the one linked to this subject, else the
+    one with this (verified) email, which gets linked; else a new person with the default role.
+    None when that account is disabled.
+    """
+    user = await queries.get_user_by_oidc_subject(conn, subject)
+    if user is None:
+        user = await queries.get_user_by_email(conn, email)
+        if user is not None:
+            await queries.update_user(conn, user.id, {"oidc_subject": subject})
+            await record(
+                conn,
+                _self(user),
+                "user.oidc_link",
+                target_type="user",
+                target_id=user.id,
+                after={"oidc": True},
+            )
+    if user is None:
+        user_id = await queries.insert_user(
+            conn,
+            {
+                "email": email,
+                "display_name": display_name or email.split("@", 1)[0],
+                "password_hash": None,
+                "role": default_role,
+                "kind": "human",
+                "oidc_subject": subject,
+            },
+        )
+        if user_id is None:  # the email was taken meanwhile, by a concurrent sign-in
+            raise Conflict("this account is being created by another sign-in; try again")
+        user = await _target(conn, user_id)
+        await record(
+            conn,
+            _self(user),
+            "user.oidc_signup",
+            target_type="user",
+            target_id=user.id,
+            after=_snapshot(user),
+        )
+    return user if user.active and user.kind == "human" else None

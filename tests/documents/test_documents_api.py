@@ -6,6 +6,16 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from tests.accounts import authorize
+
+
+@pytest.fixture(autouse=True)
+async def _as_admin(client: httpx.AsyncClient, conn: AsyncConnection) -> None:
+    """These tests act as an admin with an API key."""
+    await authorize(client, conn, "admin")
+
 
 DOC = {
     "title": "Deploy runbook",

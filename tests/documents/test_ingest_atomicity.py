@@ -10,11 +10,14 @@ import httpx
 import numpy as np
 import pytest
 from fastapi import FastAPI
+from sqlalchemy import delete
 
 from app.config import Settings
+from app.db.tables import users
 from app.main import create_app
 from app.rag.embeddings.hash import HashEmbedder
 from app.resources import Resources
+from tests.accounts import make_account
 from tests.support import make_settings
 
 
@@ -38,8 +41,13 @@ async def committing_app(settings: Settings) -> AsyncIterator[FastAPI]:
 async def test_a_failed_edit_leaves_the_previous_version_searchable(
     committing_app: FastAPI,
 ) -> None:
+    resources: Resources = committing_app.state.resources
+    async with resources.db.write() as conn:
+        admin = await make_account(conn, "admin")
     transport = httpx.ASGITransport(app=committing_app, raise_app_exceptions=False)
-    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://t", headers=admin.bearer
+    ) as client:
         created = await client.post(
             "/api/documents",
             json={"title": "Atomic", "content": "Flamingo migrations run at noon."},
@@ -48,7 +56,6 @@ async def test_a_failed_edit_leaves_the_previous_version_searchable(
         url = f"/api/documents/{created.json()['id']}"
         chunks_before = (await client.get(f"{url}/chunks")).json()
 
-        resources: Resources = committing_app.state.resources
         committing_app.state.resources = replace(resources, embedder=WrongDimensionEmbedder())
         try:
             failed = await client.patch(url, json={"content": "Pelican migrations run at dusk."})
@@ -63,3 +70,5 @@ async def test_a_failed_edit_leaves_the_previous_version_searchable(
         search = await client.post("/api/search", json={"query": "flamingo migrations"})
         assert [hit["document_id"] for hit in search.json()["hits"]] == [created.json()["id"]]
         await client.delete(url)
+    async with resources.db.write() as conn:
+        await conn.execute(delete(users).where(users.c.id == admin.user.id))

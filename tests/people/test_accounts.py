@@ -15,6 +15,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.auth import passwords
+from app.auth.principal import LOCAL_ADMIN
 from app.db import migrate
 from app.db.engine import Database, ReadConnection, WriteConnection
 from app.errors import Conflict, SignupClosed, ValidationFailed
@@ -43,6 +44,7 @@ async def test_a_person_is_stored_with_an_argon2id_hash_and_the_role_given(
     user, temporary = await people_service.create_user(
         _write(conn),
         UserCreate(email="Ada@Example.com", role="editor", password="correct horse battery"),
+        actor=LOCAL_ADMIN,
     )
     assert (user.email, user.role, user.kind, user.active) == (
         "ada@example.com",
@@ -63,7 +65,7 @@ async def test_a_person_without_a_password_gets_a_temporary_one_to_change(
     conn: AsyncConnection,
 ) -> None:
     _, temporary = await people_service.create_user(
-        _write(conn), UserCreate(email="temp@example.com", role="viewer")
+        _write(conn), UserCreate(email="temp@example.com", role="viewer"), actor=LOCAL_ADMIN
     )
     assert temporary is not None
     stored, must_change = await _stored_hash(conn, "temp@example.com")
@@ -73,7 +75,9 @@ async def test_a_person_without_a_password_gets_a_temporary_one_to_change(
 
 async def test_agents_have_no_password(conn: AsyncConnection) -> None:
     user, temporary = await people_service.create_user(
-        _write(conn), UserCreate(email="bot@example.com", role="viewer", kind="agent")
+        _write(conn),
+        UserCreate(email="bot@example.com", role="viewer", kind="agent"),
+        actor=LOCAL_ADMIN,
     )
     assert (user.kind, temporary) == ("agent", None)
     assert (await _stored_hash(conn, "bot@example.com"))[0] is None
@@ -81,6 +85,7 @@ async def test_agents_have_no_password(conn: AsyncConnection) -> None:
         await people_service.create_user(
             _write(conn),
             UserCreate(email="bot2@example.com", role="viewer", kind="agent", password="x" * 12),
+            actor=LOCAL_ADMIN,
         )
 
 
@@ -88,11 +93,13 @@ async def test_an_email_is_taken_whatever_its_case(conn: AsyncConnection) -> Non
     await people_service.create_user(
         _write(conn),
         UserCreate(email="same@example.com", role="viewer", password="a fine passphrase"),
+        actor=LOCAL_ADMIN,
     )
     with pytest.raises(Conflict):
         await people_service.create_user(
             _write(conn),
             UserCreate(email="SAME@example.com", role="admin", password="another one!"),
+            actor=LOCAL_ADMIN,
         )
 
 
@@ -102,7 +109,9 @@ async def test_an_email_is_taken_whatever_its_case(conn: AsyncConnection) -> Non
 async def test_weak_passwords_are_refused(conn: AsyncConnection, password: str) -> None:
     with pytest.raises(ValidationFailed):
         await people_service.create_user(
-            _write(conn), UserCreate(email="weak@example.com", role="viewer", password=password)
+            _write(conn),
+            UserCreate(email="weak@example.com", role="viewer", password=password),
+            actor=LOCAL_ADMIN,
         )
     assert (
         await conn.execute(text("SELECT count(*) FROM users WHERE email = 'weak@example.com'"))

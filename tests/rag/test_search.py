@@ -19,6 +19,13 @@ from app.documents.schemas import DocumentCreate, DocumentFilters
 from app.rag import queries, retrieval
 from app.rag.embeddings import make_embedder
 from app.rag.schemas import SearchRequest
+from tests.accounts import authorize
+
+
+@pytest.fixture(autouse=True)
+async def _as_admin(client: httpx.AsyncClient, conn: AsyncConnection) -> None:
+    """These tests act as an admin with an API key."""
+    await authorize(client, conn, "admin")
 
 
 async def _add(client: httpx.AsyncClient, title: str, content: str, **extra: Any) -> str:

@@ -1,0 +1,118 @@
+"""What each role may do: one table, read by the services (which enforce it), by `GET /api/me`
+and `whoami` (which report it), and by nothing else. A leaf: every layer may import it.
+
+Roles are ordered viewer < editor < admin and each grants everything the one below does.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+Role = Literal["viewer", "editor", "admin"]
+ROLES: tuple[Role, ...] = ("viewer", "editor", "admin")
+
+Action = Literal[
+    "search",  # search, ask, read and list what the caller may see
+    "documents.write",  # add documents; edit and delete one's own
+    "documents.manage",  # edit and delete anyone's `org` documents (private ones stay the owner's)
+    "workspaces.manage",
+    "people.manage",  # people, roles, passwords, enable and disable, unlock
+    "keys.manage",  # mint and revoke agents' API keys
+    "audit.read",
+    "gaps.read",  # the documentation-gaps panel and the dashboard's figures
+]
+
+# The tools of the answering agents (DESIGN.md §6).
+AgentTool = Literal[
+    "search_corpus",
+    "read_document",
+    "list_corpus_documents",
+    "think",
+    "save_note",
+    "documentation_gaps",
+]
+
+# The MCP tools (API.md, "MCP tools"), in the order they are listed. The `rag_*` tools arrive
+# with the multi-corpus work.
+McpTool = Literal[
+    "upload_document",
+    "search_docs",
+    "ask_docs",
+    "deep_research",
+    "research_result",
+    "list_documents",
+    "read_document",
+    "delete_document",
+    "whoami",
+]
+
+
+class _Grant:
+    def __init__(
+        self, actions: set[Action], agent_tools: list[AgentTool], mcp_tools: list[McpTool]
+    ) -> None:
+        self.actions = frozenset(actions)
+        self.agent_tools = tuple(agent_tools)
+        self.mcp_tools = tuple(mcp_tools)
+
+
+_VIEWER_MCP: list[McpTool] = [
+    "search_docs",
+    "ask_docs",
+    "deep_research",
+    "research_result",
+    "list_documents",
+    "read_document",
+    "whoami",
+]
+_VIEWER = _Grant(
+    {"search"},
+    ["search_corpus", "read_document", "list_corpus_documents", "think"],
+    _VIEWER_MCP,
+)
+_EDITOR = _Grant(
+    {*_VIEWER.actions, "documents.write"},
+    [*_VIEWER.agent_tools, "save_note"],
+    [*_VIEWER_MCP, "upload_document", "delete_document"],
+)
+_ADMIN = _Grant(
+    {
+        *_EDITOR.actions,
+        "documents.manage",
+        "workspaces.manage",
+        "people.manage",
+        "keys.manage",
+        "audit.read",
+        "gaps.read",
+    },
+    [*_EDITOR.agent_tools, "documentation_gaps"],
+    [*_EDITOR.mcp_tools],
+)
+
+CAPABILITIES: dict[Role, _Grant] = {"viewer": _VIEWER, "editor": _EDITOR, "admin": _ADMIN}
+
+ALL_MCP_TOOLS: tuple[McpTool, ...] = (
+    "upload_document",
+    "search_docs",
+    "ask_docs",
+    "deep_research",
+    "research_result",
+    "list_documents",
+    "read_document",
+    "delete_document",
+    "whoami",
+)
+
+
+def allows(role: Role, action: Action) -> bool:
+    return action in CAPABILITIES[role].actions
+
+
+def mcp_tools(role: Role) -> list[McpTool]:
+    """The MCP tools the role may call, in listing order."""
+    granted = set(CAPABILITIES[role].mcp_tools)
+    return [tool for tool in ALL_MCP_TOOLS if tool in granted]
+
+
+def agent_tools(role: Role) -> list[AgentTool]:
+    return list(CAPABILITIES[role].agent_tools)

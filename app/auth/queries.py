@@ -1,0 +1,245 @@
+"""SQL of sign-in: sessions, API keys, the login throttle, and resolving a credential to the
+account behind it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import RowMapping, and_, case, delete, func, insert, literal, or_, select, update
+from sqlalchemy.dialects.postgresql import INTERVAL
+from sqlalchemy.sql.elements import ColumnElement
+
+from app.db.engine import ReadConnection, WriteConnection
+from app.db.tables import api_keys, sessions, users, workspaces
+
+# Last-seen and last-used times are written at most this often, so that a busy client does
+# not turn every read into a write.
+TOUCH_EVERY = "1 minute"
+
+
+def _interval(value: str) -> Any:
+    return literal(value).cast(INTERVAL)
+
+
+def _stale(column: Any) -> ColumnElement[bool]:
+    return or_(column.is_(None), column < func.now() - _interval(TOUCH_EVERY))
+
+
+# --- who is behind a credential -------------------------------------------------------------
+
+_ACCOUNT = [
+    users.c.id.label("user_id"),
+    users.c.email,
+    users.c.display_name,
+    users.c.role,
+    users.c.kind,
+    users.c.default_persona,
+    users.c.must_change_password,
+]
+
+
+async def session_account(conn: ReadConnection, token_sha256: str) -> RowMapping | None:
+    """The active account of an unexpired session, with the session's id and last-seen time."""
+    statement = (
+        select(*_ACCOUNT, sessions.c.id.label("session_id"), sessions.c.last_seen_at)
+        .join(users, users.c.id == sessions.c.user_id)
+        .where(
+            sessions.c.token_sha256 == token_sha256,
+            sessions.c.expires_at > func.now(),
+            users.c.active,
+        )
+    )
+    return (await conn.execute(statement)).mappings().first()
+
+
+async def key_account(conn: ReadConnection, secret_sha256: str) -> RowMapping | None:
+    """The active account of an unrevoked key, with the key's scope, persona and last use."""
+    statement = (
+        select(
+            *_ACCOUNT,
+            api_keys.c.id.label("key_id"),
+            api_keys.c.persona.label("key_persona"),
+            api_keys.c.last_used_at,
+            workspaces.c.slug.label("workspace"),
+        )
+        .join(users, users.c.id == api_keys.c.user_id)
+        .outerjoin(workspaces, workspaces.c.id == api_keys.c.workspace_id)
+        .where(
+            api_keys.c.secret_sha256 == secret_sha256,
+            api_keys.c.revoked_at.is_(None),
+            users.c.active,
+        )
+    )
+    return (await conn.execute(statement)).mappings().first()
+
+
+async def touch_session(conn: WriteConnection, session_id: UUID, user_id: UUID) -> None:
+    """Record activity, at most once per TOUCH_EVERY."""
+    await conn.execute(
+        update(sessions)
+        .where(sessions.c.id == session_id, _stale(sessions.c.last_seen_at))
+        .values(last_seen_at=func.now())
+    )
+    await _touch_user(conn, user_id)
+
+
+async def touch_key(conn: WriteConnection, key_id: UUID, user_id: UUID) -> None:
+    await conn.execute(
+        update(api_keys)
+        .where(api_keys.c.id == key_id, _stale(api_keys.c.last_used_at))
+        .values(last_used_at=func.now())
+    )
+    await _touch_user(conn, user_id)
+
+
+async def _touch_user(conn: WriteConnection, user_id: UUID) -> None:
+    await conn.execute(
+        update(users)
+        .where(users.c.id == user_id, _stale(users.c.last_seen_at))
+        .values(last_seen_at=func.now())
+    )
+
+
+# --- sessions -------------------------------------------------------------------------------
+
+
+async def insert_session(
+    conn: WriteConnection, *, user_id: UUID, token_sha256: str, lifetime: str
+) -> datetime:
+    """Open a session; returns when it expires."""
+    result = await conn.execute(
+        insert(sessions)
+        .values(
+            user_id=user_id,
+            token_sha256=token_sha256,
+            expires_at=func.now() + _interval(lifetime),
+            last_seen_at=func.now(),
+        )
+        .returning(sessions.c.expires_at)
+    )
+    expires_at: datetime = result.scalar_one()
+    return expires_at
+
+
+async def delete_session(conn: WriteConnection, token_sha256: str) -> None:
+    await conn.execute(delete(sessions).where(sessions.c.token_sha256 == token_sha256))
+
+
+async def delete_expired_sessions(conn: WriteConnection, user_id: UUID) -> None:
+    await conn.execute(
+        delete(sessions).where(sessions.c.user_id == user_id, sessions.c.expires_at <= func.now())
+    )
+
+
+# --- sign-in and the throttle ---------------------------------------------------------------
+
+
+async def sign_in_row(conn: ReadConnection, email: str) -> RowMapping | None:
+    """What a sign-in needs to decide: the hash, and whether the account may sign in now."""
+    locked = func.coalesce(users.c.locked_until > func.now(), False).label("locked")
+    statement = select(
+        users.c.id, users.c.password_hash, users.c.active, users.c.kind, locked
+    ).where(users.c.email == email)
+    return (await conn.execute(statement)).mappings().first()
+
+
+async def count_failed_sign_in(
+    conn: WriteConnection, email: str, *, max_failures: int, lock_for: str
+) -> None:
+    """Count a failed sign-in against the account of `email`, locking it at `max_failures`.
+
+    Run for unknown emails too (it then matches no row), so that every failure does the same
+    work. A lock that has run out starts the count again; a locked account counts no further,
+    so hammering it does not extend the lock.
+    """
+    expired_lock = and_(users.c.locked_until.is_not(None), users.c.locked_until <= func.now())
+    count = case((expired_lock, 1), else_=users.c.failed_logins + 1)
+    await conn.execute(
+        update(users)
+        .where(
+            users.c.email == email,
+            or_(users.c.locked_until.is_(None), users.c.locked_until <= func.now()),
+        )
+        .values(
+            failed_logins=count,
+            locked_until=case(
+                (count >= max_failures, func.now() + _interval(lock_for)), else_=None
+            ),
+        )
+    )
+
+
+async def signed_in(conn: WriteConnection, user_id: UUID, new_hash: str | None) -> None:
+    """A successful sign-in: the failure count starts again, and a stale hash is replaced."""
+    values: dict[str, Any] = {"failed_logins": 0, "locked_until": None, "last_seen_at": func.now()}
+    if new_hash is not None:
+        values["password_hash"] = new_hash
+    await conn.execute(update(users).where(users.c.id == user_id).values(**values))
+
+
+async def password_hash(conn: ReadConnection, user_id: UUID) -> str | None:
+    result = await conn.execute(select(users.c.password_hash).where(users.c.id == user_id))
+    value: str | None = result.scalar()
+    return value
+
+
+# --- API keys -------------------------------------------------------------------------------
+
+
+def _key_columns() -> list[Any]:
+    return [
+        api_keys.c.id,
+        api_keys.c.name,
+        api_keys.c.prefix,
+        api_keys.c.user_id,
+        users.c.email,
+        workspaces.c.slug.label("workspace"),
+        api_keys.c.persona,
+        api_keys.c.created_at,
+        api_keys.c.last_used_at,
+        api_keys.c.revoked_at,
+    ]
+
+
+def _keys_from() -> Any:
+    return api_keys.join(users, users.c.id == api_keys.c.user_id).outerjoin(
+        workspaces, workspaces.c.id == api_keys.c.workspace_id
+    )
+
+
+async def insert_key(conn: WriteConnection, values: dict[str, Any]) -> UUID:
+    result = await conn.execute(insert(api_keys).values(**values).returning(api_keys.c.id))
+    key_id: UUID = result.scalar_one()
+    return key_id
+
+
+async def get_key(conn: ReadConnection, key_id: UUID) -> RowMapping | None:
+    statement = select(*_key_columns()).select_from(_keys_from()).where(api_keys.c.id == key_id)
+    return (await conn.execute(statement)).mappings().first()
+
+
+async def list_keys(conn: ReadConnection) -> list[RowMapping]:
+    statement = (
+        select(*_key_columns())
+        .select_from(_keys_from())
+        .order_by(api_keys.c.created_at.desc(), api_keys.c.id)
+    )
+    return list((await conn.execute(statement)).mappings())
+
+
+async def revoke_key(conn: WriteConnection, key_id: UUID) -> bool:
+    """Revoke a key; False when there is no such key or it was revoked already."""
+    result = await conn.execute(
+        update(api_keys)
+        .where(api_keys.c.id == key_id, api_keys.c.revoked_at.is_(None))
+        .values(revoked_at=func.now())
+    )
+    return result.rowcount == 1
+
+
+async def workspace_id(conn: ReadConnection, slug: str) -> UUID | None:
+    result = await conn.execute(select(workspaces.c.id).where(workspaces.c.slug == slug))
+    value: UUID | None = result.scalar()
+    return value

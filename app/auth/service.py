@@ -1,0 +1,328 @@
+"""Signing in and the credentials behind every request: sessions, the login throttle, API keys,
+and resolving a credential to the `Principal` every service takes.
+
+Every failed sign-in — unknown email, wrong password, locked, disabled, an account without a
+password — gets the same error after the same work: one Argon2 verification (of a dummy hash
+when there is no real one) and one counting UPDATE (which matches no row for an unknown email).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from app.auth import capabilities, passwords, queries
+from app.auth.principal import Principal
+from app.auth.schemas import ApiKey, ApiKeyCreate, ApiKeyCreated, Me, PasswordChange
+from app.auth.tokens import (
+    KEY_PREFIX_LENGTH,
+    SESSION_LIFETIME,
+    CookieSigner,
+    new_api_key,
+    new_session_token,
+    sha256,
+)
+from app.db.engine import ReadConnection, ShortTransaction, WriteConnection
+from app.errors import Forbidden, InvalidCredentials, NotFound, ValidationFailed
+from app.people import service as people_service
+from app.people.schemas import Role, User
+
+MAX_FAILED_SIGN_INS = 8
+LOCK_FOR = "15 minutes"
+# One message for every failed sign-in, so the reply tells nothing about the account.
+SIGN_IN_FAILED = "the email or password is wrong, or the account may not sign in now"
+
+
+# --- sessions -------------------------------------------------------------------------------
+
+
+async def open_session(conn: WriteConnection, signer: CookieSigner, user_id: UUID) -> str:
+    """Start a session for the account; returns the signed cookie value (its only copy)."""
+    token = new_session_token()
+    await queries.delete_expired_sessions(conn, user_id)
+    await queries.insert_session(
+        conn, user_id=user_id, token_sha256=sha256(token), lifetime=SESSION_LIFETIME
+    )
+    return signer.sign(token)
+
+
+async def sign_up(
+    conn: WriteConnection,
+    signer: CookieSigner,
+    *,
+    email: str,
+    password: str,
+    display_name: str,
+    open_signup: bool,
+) -> tuple[User, str]:
+    """A person joins (people_service.sign_up has the rules) and is signed in.
+
+    Raises:
+        SignupClosed, ValidationFailed, Conflict: as people_service.sign_up.
+    """
+    user = await people_service.sign_up(
+        conn, email=email, password=password, display_name=display_name, open_signup=open_signup
+    )
+    return user, await open_session(conn, signer, user.id)
+
+
+async def login(
+    conn: WriteConnection,
+    count_failure: ShortTransaction,
+    signer: CookieSigner,
+    *,
+    email: str,
+    password: str,
+) -> tuple[User, str]:
+    """Check an email and password and open a session.
+
+    `count_failure` opens the short transaction that counts a failure: the request's own
+    transaction rolls back with the error, and the count must not.
+
+    Raises:
+        InvalidCredentials: for every kind of failure, with one message.
+    """
+    email = email.strip().lower()
+    row = await queries.sign_in_row(conn, email)
+    verdict = passwords.verify_password(row["password_hash"] if row else None, password)
+    if row is None or not verdict.ok or row["locked"] or not row["active"]:
+        async with count_failure() as failures:
+            await queries.count_failed_sign_in(
+                failures, email, max_failures=MAX_FAILED_SIGN_INS, lock_for=LOCK_FOR
+            )
+        raise InvalidCredentials(SIGN_IN_FAILED)
+    new_hash = passwords.hash_password(password) if verdict.needs_rehash else None
+    await queries.signed_in(conn, row["id"], new_hash)
+    user = await people_service.get_person(conn, row["id"])
+    assert user is not None
+    return user, await open_session(conn, signer, user.id)
+
+
+async def logout(conn: WriteConnection, signer: CookieSigner, cookie: str | None) -> None:
+    """End the session the cookie names, if any (signing out twice is not an error)."""
+    token = signer.unsign(cookie) if cookie else None
+    if token is not None:
+        await queries.delete_session(conn, sha256(token))
+
+
+async def change_password(
+    conn: WriteConnection, signer: CookieSigner, principal: Principal, data: PasswordChange
+) -> str | None:
+    """Change one's own password. Every session of the account ends; a browser gets a new one
+    (the returned cookie value), so only the others must sign in again.
+
+    Raises:
+        InvalidCredentials: the current password is wrong. ValidationFailed: the new one breaks
+        the rules, or equals the current one. Forbidden: an agent or the operator.
+    """
+    if principal.user_id is None or principal.kind != "human":
+        raise Forbidden("only people have passwords")
+    stored = await queries.password_hash(conn, principal.user_id)
+    if not passwords.verify_password(stored, data.current_password).ok:
+        raise InvalidCredentials("the current password is wrong")
+    if data.new_password == data.current_password:
+        raise ValidationFailed("new_password: choose a password different from the current one")
+    await people_service.set_password(
+        conn,
+        principal,
+        principal.user_id,
+        data.new_password,
+        must_change=False,
+        action="user.password_change",
+    )
+    if principal.door != "session":
+        return None
+    return await open_session(conn, signer, principal.user_id)
+
+
+# --- who is calling -------------------------------------------------------------------------
+
+
+def _principal(row: Any, door: Any, *, persona: str | None, workspace: str | None) -> Principal:
+    return Principal(
+        user_id=row["user_id"],
+        email=row["email"],
+        role=row["role"],
+        kind=row["kind"],
+        door=door,
+        persona=persona,
+        workspace_scope=workspace,
+        must_change_password=row["must_change_password"],
+        display_name=row["display_name"],
+    )
+
+
+async def principal_from_session(
+    conn: WriteConnection, signer: CookieSigner, cookie: str
+) -> Principal | None:
+    """The account behind a session cookie; None when it is forged, expired or ended, or the
+    account is disabled."""
+    token = signer.unsign(cookie)
+    if token is None:
+        return None
+    row = await queries.session_account(conn, sha256(token))
+    if row is None:
+        return None
+    await queries.touch_session(conn, row["session_id"], row["user_id"])
+    return _principal(row, "session", persona=row["default_persona"], workspace=None)
+
+
+async def principal_from_api_key(conn: WriteConnection, key: str) -> Principal | None:
+    """The account behind an API key; None when it is unknown or revoked, or the account is
+    disabled. The key's persona and workspace scope come with it."""
+    row = await queries.key_account(conn, sha256(key))
+    if row is None:
+        return None
+    await queries.touch_key(conn, row["key_id"], row["user_id"])
+    return _principal(
+        row,
+        "api_key",
+        persona=row["key_persona"] or row["default_persona"],
+        workspace=row["workspace"],
+    )
+
+
+def me(principal: Principal) -> Me:
+    """The caller's own account, with the MCP tools its role allows.
+
+    Raises:
+        Forbidden: the operator stand-in, which has no account.
+    """
+    if principal.user_id is None:
+        raise Forbidden("the command-line operator has no account")
+    return Me(
+        id=principal.user_id,
+        email=principal.email,
+        display_name=principal.display_name,
+        role=principal.role,
+        kind=principal.kind,
+        persona=principal.persona,
+        tools=capabilities.mcp_tools(principal.role),
+        must_change_password=principal.must_change_password,
+    )
+
+
+# --- API keys -------------------------------------------------------------------------------
+
+
+def _require_key_admin(principal: Principal) -> None:
+    if not principal.can("keys.manage"):
+        raise Forbidden("only admins manage API keys")
+
+
+async def create_key(
+    conn: WriteConnection, principal: Principal, data: ApiKeyCreate
+) -> ApiKeyCreated:
+    """Mint a key for an account. The key is returned this once; only its sha256 is stored.
+
+    Raises:
+        Forbidden: not an admin. ValidationFailed: no such account or workspace.
+    """
+    _require_key_admin(principal)
+    owner = await people_service.get_person(conn, data.user_id)
+    if owner is None:
+        raise ValidationFailed("user_id: no such account", details=[{"loc": ["body", "user_id"]}])
+    workspace_id = None
+    if data.workspace is not None:
+        workspace_id = await queries.workspace_id(conn, data.workspace)
+        if workspace_id is None:
+            raise ValidationFailed(
+                f"workspace: no workspace named {data.workspace!r}",
+                details=[{"loc": ["body", "workspace"]}],
+            )
+    key = new_api_key()
+    key_id = await queries.insert_key(
+        conn,
+        {
+            "user_id": owner.id,
+            "name": data.name,
+            "prefix": key[:KEY_PREFIX_LENGTH],
+            "secret_sha256": sha256(key),
+            "workspace_id": workspace_id,
+            "persona": data.persona,
+        },
+    )
+    created = await _key(conn, key_id)
+    await people_service.record(
+        conn,
+        principal,
+        "key.create",
+        target_type="api_key",
+        target_id=key_id,
+        after=created.model_dump(
+            mode="json", include={"name", "prefix", "email", "workspace", "persona"}
+        ),
+    )
+    return ApiKeyCreated(**created.model_dump(), key=key)
+
+
+async def _key(conn: ReadConnection, key_id: UUID) -> ApiKey:
+    row = await queries.get_key(conn, key_id)
+    if row is None:
+        raise NotFound("no such API key")
+    return ApiKey.model_validate(dict(row))
+
+
+async def list_keys(conn: ReadConnection, principal: Principal) -> list[ApiKey]:
+    """Every key, newest first, revoked ones included (with when).
+
+    Raises:
+        Forbidden: not an admin.
+    """
+    _require_key_admin(principal)
+    return [ApiKey.model_validate(dict(row)) for row in await queries.list_keys(conn)]
+
+
+async def revoke_key(conn: WriteConnection, principal: Principal, key_id: UUID) -> None:
+    """Revoke a key: its next request is refused. Revoking a revoked key changes nothing.
+
+    Raises:
+        Forbidden: not an admin. NotFound: no such key.
+    """
+    _require_key_admin(principal)
+    key = await _key(conn, key_id)
+    if await queries.revoke_key(conn, key_id):
+        await people_service.record(
+            conn,
+            principal,
+            "key.revoke",
+            target_type="api_key",
+            target_id=key_id,
+            before={"revoked": False, "name": key.name, "prefix": key.prefix},
+            after={"revoked": True},
+        )
+
+
+# --- OpenID Connect -------------------------------------------------------------------------
+
+
+async def oidc_sign_in(
+    conn: WriteConnection,
+    signer: CookieSigner,
+    *,
+    email: str,
+    email_verified: bool,
+    subject: str,
+    display_name: str,
+    allowed_domains: list[str],
+    default_role: Role,
+) -> tuple[User, str]:
+    """Sign in a person the identity provider vouched for, creating the account at the first
+    sign-in (with the default role) and mapping later ones to it by subject or verified email.
+
+    Raises:
+        Forbidden: the email is unverified or outside the allowed domains, or the account is
+        disabled or an agent's.
+    """
+    email = email.strip().lower()
+    if not email_verified or "@" not in email:
+        raise Forbidden("the identity provider did not vouch for this email address")
+    domain = email.rsplit("@", 1)[1]
+    if allowed_domains and domain not in {d.lower() for d in allowed_domains}:
+        raise Forbidden(f"people from {domain} may not sign in here")
+    user = await people_service.sign_in_with_oidc(
+        conn, email=email, subject=subject, display_name=display_name, default_role=default_role
+    )
+    if user is None:
+        raise Forbidden("this account is disabled")
+    return user, await open_session(conn, signer, user.id)

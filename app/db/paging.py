@@ -1,0 +1,28 @@
+"""Keyset paging: a cursor names the last row of a page by (time, id), so the next page starts
+after it however many rows arrive meanwhile (API.md, "Conventions")."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from datetime import datetime
+from uuid import UUID
+
+from app.errors import ValidationFailed
+
+
+def encode_cursor(at: datetime, row_id: UUID) -> str:
+    raw = f"{at.isoformat()}|{row_id}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, UUID]:
+    """Raises:
+    ValidationFailed: the cursor was not made by `encode_cursor`.
+    """
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        when, _, ident = raw.partition("|")
+        return datetime.fromisoformat(when), UUID(ident)
+    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
+        raise ValidationFailed("cursor: not a cursor this server issued") from exc

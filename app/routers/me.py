@@ -1,0 +1,44 @@
+"""The caller's own account."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request, Response, status
+
+from app.auth import service as auth_service
+from app.auth.schemas import Me, PasswordChange
+from app.deps import AppSettings, AppSigner, SignedIn, WriteConn
+from app.errors import Forbidden, InvalidCredentials, ValidationFailed
+from app.routers.session_cookie import set_session_cookie
+
+router = APIRouter(prefix="/api/me", tags=["me"])
+
+
+@router.get("", response_model=Me, operation_id="getMe")
+async def get_me(principal: SignedIn) -> Me:
+    """Who the caller is, and the MCP tools its role allows."""
+    return auth_service.me(principal)
+
+
+@router.post(
+    "/password",
+    status_code=status.HTTP_204_NO_CONTENT,
+    operation_id="changePassword",
+    responses={
+        401: InvalidCredentials.openapi(),
+        403: Forbidden.openapi(),
+        422: ValidationFailed.openapi(),
+    },
+)
+async def change_password(
+    data: PasswordChange,
+    principal: SignedIn,
+    request: Request,
+    response: Response,
+    conn: WriteConn,
+    signer: AppSigner,
+    settings: AppSettings,
+) -> None:
+    """Change one's own password; every other session of the account ends."""
+    cookie = await auth_service.change_password(conn, signer, principal, data)
+    if cookie is not None:
+        set_session_cookie(response, request, settings, cookie)
