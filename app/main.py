@@ -15,6 +15,7 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.sessions import SessionMiddleware
 
 from app.auth.tokens import CookieSigner
 from app.config import Settings, get_settings
@@ -24,7 +25,18 @@ from app.errors import AppError
 from app.middleware import RequestIdMiddleware
 from app.rag.embeddings import make_embedder
 from app.resources import Resources
-from app.routers import audit, auth, documents, health, keys, me, people, search, workspaces
+from app.routers import (
+    audit,
+    auth,
+    documents,
+    health,
+    keys,
+    me,
+    oidc,
+    people,
+    search,
+    workspaces,
+)
 from app.spa import register_spa
 from app.system import service as system_service
 
@@ -112,6 +124,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 head_revision=migrate.head_revision(settings),
                 embedder=embedder,
                 signer=signer,
+                oidc=oidc.make_client(settings),
             )
             yield
         finally:
@@ -127,6 +140,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.add_middleware(RequestIdMiddleware)
+    if oidc.configured(settings):
+        # authlib's Starlette client keeps a sign-in's state in `request.session`.
+        app.add_middleware(
+            SessionMiddleware,
+            secret_key=settings.resolved_secret_key(),
+            session_cookie=oidc.STATE_COOKIE,
+            max_age=oidc.STATE_MAX_AGE_S,
+            path=oidc.STATE_COOKIE_PATH,
+            same_site="lax",
+            https_only=settings.public_url.startswith("https://"),
+        )
     app.add_exception_handler(AppError, _app_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
@@ -134,6 +158,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app.include_router(health.router)
     app.include_router(auth.router)
+    app.include_router(oidc.router)
     app.include_router(me.router)
     app.include_router(people.router)
     app.include_router(keys.router)

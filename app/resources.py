@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from app.auth.tokens import CookieSigner
 from app.config import Settings
 from app.db.engine import Database
 from app.rag.embeddings.base import Embedder
+
+if TYPE_CHECKING:
+    from authlib.integrations.starlette_client import (  # type: ignore[import-untyped]  # no py.typed
+        StarletteOAuth2App,
+    )
 
 
 @dataclass(frozen=True)
@@ -17,3 +23,5 @@ class Resources:
     head_revision: str | None
     embedder: Embedder
     signer: CookieSigner
+    # The OpenID Connect provider's client; None unless OIDC is configured.
+    oidc: StarletteOAuth2App | None = None

@@ -7,7 +7,6 @@ import shutil
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
@@ -15,12 +14,10 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-from app import deps
 from app.config import Settings
 from app.db import embedded, migrate
-from app.db.engine import ReadConnection, WriteConnection
 from app.main import create_app
-from tests.support import create_database, make_settings
+from tests.support import app_client, create_database, in_test_transaction, make_settings
 
 
 @pytest.fixture(scope="session")
@@ -78,27 +75,34 @@ async def app(settings: Settings) -> AsyncIterator[FastAPI]:
 @pytest.fixture
 async def client(app: FastAPI, conn: AsyncConnection) -> AsyncIterator[httpx.AsyncClient]:
     """An anonymous HTTP client of the app whose requests run inside the test's rolled-back
-    transaction. `tests.accounts.authorize` signs it in."""
-
-    async def write_connection() -> AsyncIterator[WriteConnection]:
-        yield WriteConnection(ReadConnection(conn))
-
-    async def read_connection() -> AsyncIterator[ReadConnection]:
-        yield ReadConnection(conn)
-
-    @asynccontextmanager
-    async def savepoint() -> AsyncIterator[WriteConnection]:
-        # A "transaction of its own" inside the test's: committed as a savepoint, so that it
-        # survives a failing request as it would for real, and is rolled back with the test.
-        async with conn.begin_nested():
-            yield WriteConnection(ReadConnection(conn))
-
-    app.dependency_overrides[deps.write_connection] = write_connection
-    app.dependency_overrides[deps.read_connection] = read_connection
-    app.dependency_overrides[deps.short_transaction] = lambda: savepoint
-    transport = httpx.ASGITransport(app=app)
-    try:
-        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+    transaction. `tests.accounts.authorize` and `sign_in` sign it in."""
+    with in_test_transaction(app, conn):
+        async with app_client(app) as client:
             yield client
-    finally:
-        app.dependency_overrides.clear()
+
+
+@pytest.fixture
+async def app_client_pair(
+    app: FastAPI, conn: AsyncConnection
+) -> AsyncIterator[tuple[httpx.AsyncClient, httpx.AsyncClient]]:
+    """Two clients with cookie jars of their own (two browsers), in the test's transaction."""
+    with in_test_transaction(app, conn):
+        async with app_client(app) as first, app_client(app) as second:
+            yield first, second
+
+
+@pytest.fixture
+async def https_client(
+    settings: Settings, conn: AsyncConnection
+) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of an app whose public URL is https (as behind a TLS proxy)."""
+    https_settings = make_settings(
+        settings.data_dir,
+        database_url=settings.database_url,
+        public_url="https://corpus.example",
+    )
+    https_app = create_app(https_settings)
+    async with https_app.router.lifespan_context(https_app):
+        with in_test_transaction(https_app, conn):
+            async with app_client(https_app, "https://corpus.example") as client:
+                yield client

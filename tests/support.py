@@ -8,13 +8,19 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
+from fastapi import FastAPI
+from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app import deps
 from app.config import Settings
 from app.db import scratch
+from app.db.engine import ReadConnection, WriteConnection
 
 TEST_SECRET = "test-secret-key-that-is-long-enough-0123456789"
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -89,3 +95,46 @@ def wait_until_ready(
             pass
         time.sleep(0.1)
     raise AssertionError(f"{url} not ready after {timeout_s}s:\n{log.read_text()}")
+
+
+def run_corpus(args: list[str], data_dir: Path) -> subprocess.CompletedProcess[str]:
+    """Run `corpus ARGS` to completion against the embedded database in `data_dir`."""
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", *args],
+        cwd=PROJECT_ROOT,
+        env=child_env(CORPUS_DATA_DIR=str(data_dir), EMBEDDINGS_PROVIDER="hash"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@contextmanager
+def in_test_transaction(app: FastAPI, conn: AsyncConnection) -> Iterator[None]:
+    """Route the app's database work into the test's rolled-back transaction."""
+
+    async def write_connection() -> AsyncIterator[WriteConnection]:
+        yield WriteConnection(ReadConnection(conn))
+
+    async def read_connection() -> AsyncIterator[ReadConnection]:
+        yield ReadConnection(conn)
+
+    @asynccontextmanager
+    async def savepoint() -> AsyncIterator[WriteConnection]:
+        # A "transaction of its own" inside the test's: committed as a savepoint, so that it
+        # survives a failing request as it would for real, and is rolled back with the test.
+        async with conn.begin_nested():
+            yield WriteConnection(ReadConnection(conn))
+
+    app.dependency_overrides[deps.write_connection] = write_connection
+    app.dependency_overrides[deps.read_connection] = read_connection
+    app.dependency_overrides[deps.short_transaction] = lambda: savepoint
+    try:
+        yield
+    finally:
+        app.dependency_overrides.clear()
+
+
+def app_client(app: FastAPI, base_url: str = "http://127.0.0.1") -> httpx.AsyncClient:
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=base_url)

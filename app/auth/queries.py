@@ -12,7 +12,7 @@ from sqlalchemy.dialects.postgresql import INTERVAL
 from sqlalchemy.sql.elements import ColumnElement
 
 from app.db.engine import ReadConnection, WriteConnection
-from app.db.tables import api_keys, sessions, users, workspaces
+from app.db.tables import api_keys, oauth_tokens, sessions, users, workspaces
 
 # Last-seen and last-used times are written at most this often, so that a busy client does
 # not turn every read into a write.
@@ -75,6 +75,25 @@ async def key_account(conn: ReadConnection, secret_sha256: str) -> RowMapping | 
     return (await conn.execute(statement)).mappings().first()
 
 
+async def access_token_account(
+    conn: ReadConnection, token_sha256: str, resource: str
+) -> RowMapping | None:
+    """The active account of an unexpired, unrevoked OAuth access token issued for `resource`."""
+    statement = (
+        select(*_ACCOUNT, oauth_tokens.c.client_id)
+        .join(users, users.c.id == oauth_tokens.c.user_id)
+        .where(
+            oauth_tokens.c.token_sha256 == token_sha256,
+            oauth_tokens.c.kind == "access",
+            oauth_tokens.c.revoked_at.is_(None),
+            oauth_tokens.c.expires_at > func.now(),
+            oauth_tokens.c.resource == resource,
+            users.c.active,
+        )
+    )
+    return (await conn.execute(statement)).mappings().first()
+
+
 async def touch_session(conn: WriteConnection, session_id: UUID, user_id: UUID) -> None:
     """Record activity, at most once per TOUCH_EVERY."""
     await conn.execute(
@@ -82,7 +101,7 @@ async def touch_session(conn: WriteConnection, session_id: UUID, user_id: UUID) 
         .where(sessions.c.id == session_id, _stale(sessions.c.last_seen_at))
         .values(last_seen_at=func.now())
     )
-    await _touch_user(conn, user_id)
+    await touch_user(conn, user_id)
 
 
 async def touch_key(conn: WriteConnection, key_id: UUID, user_id: UUID) -> None:
@@ -91,10 +110,10 @@ async def touch_key(conn: WriteConnection, key_id: UUID, user_id: UUID) -> None:
         .where(api_keys.c.id == key_id, _stale(api_keys.c.last_used_at))
         .values(last_used_at=func.now())
     )
-    await _touch_user(conn, user_id)
+    await touch_user(conn, user_id)
 
 
-async def _touch_user(conn: WriteConnection, user_id: UUID) -> None:
+async def touch_user(conn: WriteConnection, user_id: UUID) -> None:
     await conn.execute(
         update(users)
         .where(users.c.id == user_id, _stale(users.c.last_seen_at))

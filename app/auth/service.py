@@ -182,6 +182,19 @@ async def principal_from_api_key(conn: WriteConnection, key: str) -> Principal |
     )
 
 
+async def principal_from_access_token(
+    conn: WriteConnection, token: str, *, resource: str
+) -> Principal | None:
+    """The person behind an OAuth access token: exactly their privileges, no more (the token
+    carries no role of its own). Accepted for `resource` (the /mcp URL) only; None when the
+    token is unknown, expired, revoked or for another resource, or the account is disabled."""
+    row = await queries.access_token_account(conn, sha256(token), resource)
+    if row is None:
+        return None
+    await queries.touch_user(conn, row["user_id"])
+    return _principal(row, "oauth", persona=row["default_persona"], workspace=None)
+
+
 def me(principal: Principal) -> Me:
     """The caller's own account, with the MCP tools its role allows.
 

@@ -74,8 +74,7 @@ class AuditEntry(BaseModel):
 
 
 class AuditFilters(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+    # Not extra="forbid": the query string also carries `limit` and `cursor`.
     actor: str | None = Field(default=None, max_length=320)  # an account's id or email
     action: str | None = Field(default=None, max_length=100)
     target: str | None = Field(default=None, max_length=200)

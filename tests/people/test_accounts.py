@@ -4,8 +4,6 @@ first admin however many sign up at once."""
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 
@@ -21,7 +19,7 @@ from app.db.engine import Database, ReadConnection, WriteConnection
 from app.errors import Conflict, SignupClosed, ValidationFailed
 from app.people import service as people_service
 from app.people.schemas import UserCreate
-from tests.support import PROJECT_ROOT, child_env, make_settings, new_database
+from tests.support import make_settings, new_database, run_corpus
 
 
 def _write(conn: AsyncConnection) -> WriteConnection:
@@ -184,31 +182,19 @@ async def test_simultaneous_first_sign_ups_make_exactly_one_admin(
     assert sorted(roles) == ["admin"] + ["viewer"] * 5
 
 
-def _corpus(args: list[str], data_dir: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "app.cli", *args],
-        cwd=PROJECT_ROOT,
-        env=child_env(CORPUS_DATA_DIR=str(data_dir), EMBEDDINGS_PROVIDER="hash"),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
 def test_users_create_sets_the_role_given_and_prints_a_temporary_password_last(
     data_dir: Path,
 ) -> None:
     email = f"cli-{uuid.uuid4().hex[:6]}@example.com"
-    made = _corpus(["users", "create", "--email", email, "--role", "editor"], data_dir)
+    made = run_corpus(["users", "create", "--email", email, "--role", "editor"], data_dir)
     assert made.returncode == 0, made.stderr
     lines = made.stdout.strip().splitlines()
     assert f"human {email} (editor)" in lines[0]
     assert len(lines[-1]) >= 16
-    again = _corpus(["users", "create", "--email", email, "--role", "admin"], data_dir)
+    again = run_corpus(["users", "create", "--email", email, "--role", "admin"], data_dir)
     assert again.returncode == 1
     assert "already exists" in again.stderr
-    agent = _corpus(
+    agent = run_corpus(
         ["users", "create", "--email", f"bot-{email}", "--role", "viewer", "--agent"], data_dir
     )
     assert agent.returncode == 0
@@ -224,6 +210,6 @@ def test_users_create_sets_the_role_given_and_prints_a_temporary_password_last(
     ],
 )
 def test_users_create_refuses_bad_input(args: list[str], data_dir: Path) -> None:
-    result = _corpus(["users", "create", *args], data_dir)
+    result = run_corpus(["users", "create", *args], data_dir)
     assert result.returncode == 2
     assert "corpus: " in result.stderr or "usage:" in result.stderr

@@ -1,0 +1,272 @@
+"""Every `/api` route, called as anonymous, viewer, editor, admin, an agent's key and a revoked
+key. The expected statuses are written out here, row by row, not derived from the capability
+table they check."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.auth import service as auth_service
+from app.auth.principal import LOCAL_ADMIN
+from app.db.engine import ReadConnection, WriteConnection
+from app.documents import service as documents_service
+from app.documents.schemas import DocumentCreate
+from tests.accounts import PASSWORD, Account, make_account
+
+CALLERS = ("anonymous", "viewer", "editor", "admin", "agent", "revoked")
+
+
+@dataclass
+class World:
+    """The accounts of one test, and a way to make fresh targets for each call."""
+
+    conn: AsyncConnection
+    app: FastAPI
+    accounts: dict[str, Account]
+
+    @property
+    def write(self) -> WriteConnection:
+        return WriteConnection(ReadConnection(self.conn))
+
+    async def person(self) -> str:
+        return str((await make_account(self.conn, "viewer")).user.id)
+
+    async def key_id(self) -> str:
+        account = await make_account(self.conn, "viewer", kind="agent")
+        listed = await auth_service.list_keys(self.write, LOCAL_ADMIN)
+        return str(next(k.id for k in listed if k.user_id == account.user.id))
+
+    async def document(self, owner: str = "editor") -> str:
+        """An `org` document of `owner` (the editor by default)."""
+        account = self.accounts[owner]
+        principal = await auth_service.principal_from_api_key(self.write, account.key)
+        assert principal is not None
+        settings = self.app.state.resources.settings
+        created = await documents_service.create(
+            self.write,
+            principal,
+            self.app.state.resources.embedder,
+            settings,
+            DocumentCreate(title="Runbook", content=f"Rollback with make rollback {uuid.uuid4()}"),
+        )
+        return str(created.id)
+
+
+Request = Callable[[World], Awaitable[tuple[str, str, Any]]]
+
+
+def fixed(method: str, path: str, body: Any = None) -> Request:
+    async def make(_world: World) -> tuple[str, str, Any]:
+        return method, path, body
+
+    return make
+
+
+def _unique_email(_world: World) -> str:
+    return f"new-{uuid.uuid4().hex[:8]}@example.com"
+
+
+async def _create_person(world: World) -> tuple[str, str, Any]:
+    return "POST", "/api/people", {"email": _unique_email(world), "role": "viewer"}
+
+
+async def _update_person(world: World) -> tuple[str, str, Any]:
+    return "PATCH", f"/api/people/{await world.person()}", {"display_name": "Renamed"}
+
+
+async def _reset_password(world: World) -> tuple[str, str, Any]:
+    return "POST", f"/api/people/{await world.person()}/reset-password", None
+
+
+async def _unlock(world: World) -> tuple[str, str, Any]:
+    return "POST", f"/api/people/{await world.person()}/unlock", None
+
+
+async def _create_key(world: World) -> tuple[str, str, Any]:
+    return "POST", "/api/keys", {"user_id": await world.person(), "name": "ci"}
+
+
+async def _revoke_key(world: World) -> tuple[str, str, Any]:
+    return "DELETE", f"/api/keys/{await world.key_id()}", None
+
+
+async def _create_workspace(_world: World) -> tuple[str, str, Any]:
+    return "POST", "/api/workspaces", {"slug": f"ws-{uuid.uuid4().hex[:8]}", "title": "W"}
+
+
+async def _get_document(world: World) -> tuple[str, str, Any]:
+    return "GET", f"/api/documents/{await world.document()}", None
+
+
+async def _update_document(world: World) -> tuple[str, str, Any]:
+    return "PATCH", f"/api/documents/{await world.document()}", {"title": "Renamed"}
+
+
+async def _delete_document(world: World) -> tuple[str, str, Any]:
+    return "DELETE", f"/api/documents/{await world.document()}", None
+
+
+async def _chunks(world: World) -> tuple[str, str, Any]:
+    return "GET", f"/api/documents/{await world.document()}/chunks", None
+
+
+async def _login(world: World) -> tuple[str, str, Any]:
+    email = world.accounts["viewer"].user.email
+    return "POST", "/api/auth/login", {"email": email, "password": PASSWORD}
+
+
+NEW_PASSWORD = {"current_password": PASSWORD, "new_password": "another long password"}
+
+# (route as the app declares it, how to call it, the expected status of each caller in
+# CALLERS order: anonymous, viewer, editor, admin, agent, revoked).
+# The agent is an agent account with the editor role; the revoked key was an admin's.
+MATRIX: list[tuple[str, Request, tuple[int, int, int, int, int, int]]] = [
+    (
+        "POST /api/auth/signup",
+        fixed("POST", "/api/auth/signup", {"email": "late@example.com", "password": PASSWORD}),
+        (403, 403, 403, 403, 403, 403),
+    ),
+    ("POST /api/auth/login", _login, (200, 200, 200, 200, 200, 200)),
+    ("POST /api/auth/logout", fixed("POST", "/api/auth/logout"), (204, 204, 204, 204, 204, 204)),
+    ("GET /api/me", fixed("GET", "/api/me"), (401, 200, 200, 200, 200, 401)),
+    (
+        "POST /api/me/password",
+        fixed("POST", "/api/me/password", NEW_PASSWORD),
+        (401, 204, 204, 204, 403, 401),
+    ),
+    ("GET /api/people", fixed("GET", "/api/people"), (401, 403, 403, 200, 403, 401)),
+    ("POST /api/people", _create_person, (401, 403, 403, 201, 403, 401)),
+    ("PATCH /api/people/{user_id}", _update_person, (401, 403, 403, 200, 403, 401)),
+    ("POST /api/people/{user_id}/reset-password", _reset_password, (401, 403, 403, 200, 403, 401)),
+    ("POST /api/people/{user_id}/unlock", _unlock, (401, 403, 403, 200, 403, 401)),
+    ("GET /api/keys", fixed("GET", "/api/keys"), (401, 403, 403, 200, 403, 401)),
+    ("POST /api/keys", _create_key, (401, 403, 403, 201, 403, 401)),
+    ("DELETE /api/keys/{key_id}", _revoke_key, (401, 403, 403, 204, 403, 401)),
+    ("GET /api/audit", fixed("GET", "/api/audit"), (401, 403, 403, 200, 403, 401)),
+    ("GET /api/workspaces", fixed("GET", "/api/workspaces"), (401, 200, 200, 200, 200, 401)),
+    ("POST /api/workspaces", _create_workspace, (401, 403, 403, 201, 403, 401)),
+    (
+        "PATCH /api/workspaces/{slug}",
+        fixed("PATCH", "/api/workspaces/default", {"description": "D"}),
+        (401, 403, 403, 200, 403, 401),
+    ),
+    (
+        "POST /api/documents",
+        fixed("POST", "/api/documents", {"title": "T", "content": "Some content."}),
+        (401, 403, 201, 201, 201, 401),
+    ),
+    ("GET /api/documents", fixed("GET", "/api/documents"), (401, 200, 200, 200, 200, 401)),
+    ("GET /api/documents/{document_id}", _get_document, (401, 200, 200, 200, 200, 401)),
+    # The document is the editor's own: the admin may change any `org` document, the agent
+    # (an editor too) only its own.
+    ("PATCH /api/documents/{document_id}", _update_document, (401, 403, 200, 200, 403, 401)),
+    ("DELETE /api/documents/{document_id}", _delete_document, (401, 403, 204, 204, 403, 401)),
+    ("GET /api/documents/{document_id}/chunks", _chunks, (401, 200, 200, 200, 200, 401)),
+    (
+        "POST /api/search",
+        fixed("POST", "/api/search", {"query": "rollback"}),
+        (401, 200, 200, 200, 200, 401),
+    ),
+    (
+        "GET /api/auth/oidc/login",
+        fixed("GET", "/api/auth/oidc/login"),
+        (404, 404, 404, 404, 404, 404),
+    ),
+    (
+        "GET /api/auth/oidc/callback",
+        fixed("GET", "/api/auth/oidc/callback"),
+        (404, 404, 404, 404, 404, 404),
+    ),
+]
+
+
+def _routes(app: FastAPI) -> set[str]:
+    """Every route of the app's OpenAPI document, as "METHOD /path"."""
+    return {
+        f"{method.upper()} {path}"
+        for path, operations in app.openapi()["paths"].items()
+        for method in operations
+    }
+
+
+def test_the_matrix_covers_every_api_route(app: FastAPI) -> None:
+    assert {route for route, _, _ in MATRIX} == {r for r in _routes(app) if " /api/" in r}
+
+
+# The routes that answer without a credential. Keep it short: every other route must refuse
+# an anonymous caller.
+PUBLIC = {
+    "GET /healthz",
+    "GET /readyz",
+    "POST /api/auth/signup",
+    "POST /api/auth/login",
+    "POST /api/auth/logout",
+    "GET /api/auth/oidc/login",
+    "GET /api/auth/oidc/callback",
+}
+
+
+async def test_only_the_public_routes_answer_without_a_credential(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    answered = set()
+    for route in sorted(_routes(app)):
+        method, path = route.split(" ", 1)
+        path = path.replace("{slug}", "default")
+        for name in ("{user_id}", "{key_id}", "{document_id}"):
+            path = path.replace(name, str(uuid.uuid4()))
+        reply = await client.request(method, path, json={})
+        if reply.status_code != 401:
+            answered.add(route)
+    assert answered == PUBLIC
+
+
+@pytest.fixture
+async def world(app: FastAPI, conn: AsyncConnection) -> World:
+    accounts = {
+        "viewer": await make_account(conn, "viewer"),
+        "editor": await make_account(conn, "editor"),
+        "admin": await make_account(conn, "admin"),
+        "agent": await make_account(conn, "editor", kind="agent"),
+        "revoked": await make_account(conn, "admin"),
+    }
+    write = WriteConnection(ReadConnection(conn))
+    revoked = next(
+        k
+        for k in await auth_service.list_keys(write, LOCAL_ADMIN)
+        if k.user_id == accounts["revoked"].user.id
+    )
+    await auth_service.revoke_key(write, LOCAL_ADMIN, revoked.id)
+    return World(conn=conn, app=app, accounts=accounts)
+
+
+@pytest.mark.parametrize(
+    ("route", "request_for", "expected"), MATRIX, ids=[route for route, _, _ in MATRIX]
+)
+async def test_each_caller_gets_the_expected_status(
+    client: httpx.AsyncClient,
+    world: World,
+    route: str,
+    request_for: Request,
+    expected: tuple[int, ...],
+) -> None:
+    got: dict[str, int] = {}
+    for caller in CALLERS:
+        method, path, body = await request_for(world)
+        headers = {} if caller == "anonymous" else world.accounts[caller].bearer
+        reply = await client.request(method, path, json=body, headers=headers)
+        got[caller] = reply.status_code
+        if reply.status_code == 401:
+            assert reply.json()["error"]["code"] == "unauthenticated"
+            assert reply.headers["www-authenticate"].startswith("Bearer")
+        if reply.status_code == 403 and route != "POST /api/auth/signup":
+            assert reply.json()["error"]["code"] == "forbidden"
+    assert got == dict(zip(CALLERS, expected, strict=True)), route
