@@ -8,7 +8,7 @@ import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from http import HTTPStatus
-from typing import Any
+from typing import Any, cast
 
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
@@ -17,11 +17,13 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.sessions import SessionMiddleware
 
+from app.auth.crypto import SecretBox
 from app.auth.tokens import CookieSigner
 from app.config import Settings, get_settings
 from app.db import embedded, migrate
 from app.db.engine import Database
 from app.errors import AppError
+from app.mcp import server as mcp_server
 from app.middleware import RequestIdMiddleware
 from app.rag.embeddings import make_embedder
 from app.resources import Resources
@@ -32,7 +34,9 @@ from app.routers import (
     health,
     keys,
     me,
+    oauth_consent,
     oidc,
+    pages,
     people,
     search,
     workspaces,
@@ -108,7 +112,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # Generated on first start and kept in the data folder, so every process shares it.
-        signer = CookieSigner(settings.resolved_secret_key())
+        secret_key = settings.resolved_secret_key()
+        signer = CookieSigner(secret_key)
         url = await asyncio.to_thread(embedded.resolve_url, settings)
         db = Database(url, settings.database_read_url or None)
         try:
@@ -124,9 +129,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 head_revision=migrate.head_revision(settings),
                 embedder=embedder,
                 signer=signer,
+                box=SecretBox(secret_key),
                 oidc=oidc.make_client(settings),
             )
-            yield
+            # The MCP SDK's session manager: stateless, but it still owns a task group.
+            async with mcp_door.server.session_manager.run():
+                yield
         finally:
             await embedder.aclose()
             await db.dispose()
@@ -166,5 +174,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(workspaces.router)
     app.include_router(documents.router)
     app.include_router(search.router)
+    app.include_router(oauth_consent.router)
+    app.include_router(pages.router)
+    # The MCP endpoint and the SDK's OAuth routes, before the web app's catch-all.
+    mcp_door = mcp_server.build(settings, lambda: cast(Resources, app.state.resources))
+    app.router.routes.extend(mcp_door.routes)
     register_spa(app, settings.static_dir)  # last: its catch-all must not shadow an API route
     return app

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from app.auth.crypto import SecretBox
 from app.auth.tokens import CookieSigner
 from app.config import Settings
 from app.db.engine import Database
@@ -23,5 +24,6 @@ class Resources:
     head_revision: str | None
     embedder: Embedder
     signer: CookieSigner
+    box: SecretBox
     # The OpenID Connect provider's client; None unless OIDC is configured.
     oidc: StarletteOAuth2App | None = None

@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from app.config import Settings
 from app.db import embedded, migrate
 from app.main import create_app
-from tests.support import app_client, create_database, in_test_transaction, make_settings
+from tests.support import app_client, create_database, in_test_transaction, lifespan, make_settings
 
 
 @pytest.fixture(scope="session")
@@ -68,7 +68,7 @@ async def conn(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
 async def app(settings: Settings) -> AsyncIterator[FastAPI]:
     """The app with its lifespan running, shared by the session's tests."""
     app = create_app(settings)
-    async with app.router.lifespan_context(app):
+    async with lifespan(app):
         yield app
 
 
@@ -102,7 +102,7 @@ async def https_client(
         public_url="https://corpus.example",
     )
     https_app = create_app(https_settings)
-    async with https_app.router.lifespan_context(https_app):
+    async with lifespan(https_app):
         with in_test_transaction(https_app, conn):
             async with app_client(https_app, "https://corpus.example") as client:
                 yield client

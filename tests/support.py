@@ -11,9 +11,10 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
+import uvicorn
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -138,3 +139,65 @@ def in_test_transaction(app: FastAPI, conn: AsyncConnection) -> Iterator[None]:
 
 def app_client(app: FastAPI, base_url: str = "http://127.0.0.1") -> httpx.AsyncClient:
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=base_url)
+
+
+def listening_socket() -> tuple[socket.socket, str]:
+    """A socket listening on a free loopback port, and its base URL. It listens before any
+    server starts, so a connection made at any time queues until the server takes it: nothing
+    has to wait for a server to be up."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+    return sock, f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+@asynccontextmanager
+async def serving(
+    app: Any, sock: socket.socket, *, lifespan: Literal["on", "off"] = "on"
+) -> AsyncIterator[None]:
+    """Serve an ASGI app with uvicorn on `sock`, in this event loop, until the block ends."""
+    config = uvicorn.Config(app, lifespan=lifespan, ws="none", log_config=None, access_log=False)
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        # Bounded: a lifespan that fails ends the task, and its error surfaces here.
+        for _ in range(600):
+            if server.started or task.done():
+                break
+            await asyncio.sleep(0.05)
+        if task.done():
+            task.result()
+        assert server.started, "the server did not start within 30 s"
+        yield
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, timeout=30)
+        sock.close()
+
+
+@asynccontextmanager
+async def lifespan(app: Any) -> AsyncIterator[None]:
+    """Run an app's lifespan for the block, in a task of its own.
+
+    The lifespan holds an anyio task group (the MCP session manager's), which must be left in
+    the task that entered it; a fixture's setup and teardown may run in different tasks.
+    """
+    started = asyncio.Event()
+    stop = asyncio.Event()
+
+    async def hold() -> None:
+        async with app.router.lifespan_context(app):
+            started.set()
+            await stop.wait()
+
+    task = asyncio.create_task(hold())
+    waiting = asyncio.create_task(started.wait())
+    await asyncio.wait({task, waiting}, return_when=asyncio.FIRST_COMPLETED)
+    if task.done():
+        waiting.cancel()
+        task.result()  # the lifespan failed: raise its error here
+    try:
+        yield
+    finally:
+        stop.set()
+        await task

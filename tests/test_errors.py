@@ -13,7 +13,7 @@ from app.config import Settings
 from app.deps import WriteConn
 from app.errors import Conflict, RateLimited
 from app.main import create_app
-from tests.support import make_settings
+from tests.support import lifespan, make_settings
 
 
 class Thing(BaseModel):
@@ -61,7 +61,7 @@ async def error_client(settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
         )
         return {"status": "ok"}
 
-    async with app.router.lifespan_context(app):
+    async with lifespan(app):
         transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
             yield client

@@ -14,7 +14,7 @@ from app.db.engine import Database
 from app.main import create_app
 from app.resources import Resources
 from app.system.service import EmbeddingModelMismatch
-from tests.support import make_settings, new_database
+from tests.support import lifespan, make_settings, new_database
 
 
 async def test_healthz_answers_while_the_process_is_up(client: httpx.AsyncClient) -> None:
@@ -38,7 +38,7 @@ async def test_readyz_is_ready_on_a_migrated_database(client: httpx.AsyncClient)
 async def test_readyz_reports_an_unmigrated_database(server_url: str, settings: Settings) -> None:
     empty = await new_database(server_url, f"corpus_empty_{uuid.uuid4().hex[:8]}")
     app = create_app(make_settings(settings.data_dir, database_url=empty))
-    async with app.router.lifespan_context(app):
+    async with lifespan(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
             response = await client.get("/readyz")
@@ -72,5 +72,5 @@ async def test_start_up_refuses_vectors_of_another_embedding_model(settings: Set
     )
     app = create_app(other)
     with pytest.raises(EmbeddingModelMismatch, match="corpus reembed"):
-        async with app.router.lifespan_context(app):
+        async with lifespan(app):
             pass

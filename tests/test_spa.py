@@ -11,7 +11,7 @@ from fastapi import FastAPI
 
 from app.config import Settings
 from app.main import create_app
-from tests.support import make_settings
+from tests.support import lifespan, make_settings
 
 INDEX = "<!doctype html><title>Corpus</title><div id=root></div>"
 
@@ -28,7 +28,7 @@ def dist(tmp_path: Path) -> Path:
 
 
 async def _client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
-    async with app.router.lifespan_context(app):
+    async with lifespan(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
             yield client
@@ -43,7 +43,7 @@ async def spa_client(settings: Settings, dist: Path) -> AsyncIterator[httpx.Asyn
         yield client
 
 
-@pytest.mark.parametrize("path", ["/", "/documents/123", "/chat/abc/def", "/oauth/consent?tx=1"])
+@pytest.mark.parametrize("path", ["/", "/documents/123", "/chat/abc/def", "/connect?x=1"])
 async def test_app_paths_get_the_index_page(spa_client: httpx.AsyncClient, path: str) -> None:
     response = await spa_client.get(path)
     assert response.status_code == 200
@@ -85,3 +85,15 @@ async def test_a_missing_build_is_a_clear_503(settings: Settings, tmp_path: Path
         response = await client.get("/documents")
         assert response.status_code == 503
         assert response.json()["error"]["code"] == "unavailable"
+
+
+@pytest.mark.parametrize("path", ["/login?next=/", "/oauth/consent?tx=abc"])
+async def test_the_interim_sign_in_and_consent_pages_cannot_be_framed(
+    spa_client: httpx.AsyncClient, path: str
+) -> None:
+    # Served by the server until the web app has these routes (the SPA issue replaces them).
+    response = await spa_client.get(path)
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/html")
+    assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
+    assert response.headers["x-frame-options"] == "DENY"

@@ -32,6 +32,8 @@ class Principal:
     # Set after an admin's password reset: until it is changed, only the account routes answer.
     must_change_password: bool = False
     display_name: str = ""
+    # The OAuth client acting for the person (door "oauth" only).
+    client_id: str | None = None
 
     def at_least(self, role: Role) -> bool:
         return _RANK[self.role] >= _RANK[role]

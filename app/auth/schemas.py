@@ -84,3 +84,38 @@ class ApiKeyCreated(ApiKey):
 
 class ApiKeyList(BaseModel):
     items: list[ApiKey]
+
+
+class ConsentRequest(BaseModel):
+    """What a consent screen shows (API.md, "OAuth")."""
+
+    client_id: str
+    client_name: str
+    redirect_host: str
+    scopes: list[str]
+    resource: str | None
+    role: Role  # the token will carry exactly this person's role
+    tools: list[McpTool]
+
+
+class ConsentAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    approve: bool
+
+
+class ConsentRedirect(BaseModel):
+    redirect_to: str
+
+
+class Connection(BaseModel):
+    client_id: str
+    client_name: str
+    redirect_hosts: list[str]
+    scopes: list[str]
+    created_at: datetime
+    last_used_at: datetime | None
+
+
+class ConnectionList(BaseModel):
+    items: list[Connection]

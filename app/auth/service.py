@@ -8,6 +8,7 @@ when there is no real one) and one counting UPDATE (which matches no row for an 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 from uuid import UUID
 
@@ -192,7 +193,8 @@ async def principal_from_access_token(
     if row is None:
         return None
     await queries.touch_user(conn, row["user_id"])
-    return _principal(row, "oauth", persona=row["default_persona"], workspace=None)
+    principal = _principal(row, "oauth", persona=row["default_persona"], workspace=None)
+    return replace(principal, client_id=row["client_id"])
 
 
 def me(principal: Principal) -> Me:

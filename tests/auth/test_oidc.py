@@ -5,12 +5,10 @@ it signs an ID token."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import hashlib
 import logging
 import secrets
-import socket
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -20,7 +18,6 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 import pytest
-import uvicorn
 from fastapi import FastAPI
 from joserfc import jwt
 from joserfc.jwk import RSAKey
@@ -37,7 +34,14 @@ from app.main import create_app
 from app.people import service as people_service
 from app.routers.oidc import STATE_COOKIE
 from tests.accounts import make_account
-from tests.support import app_client, in_test_transaction, make_settings
+from tests.support import (
+    app_client,
+    in_test_transaction,
+    lifespan,
+    listening_socket,
+    make_settings,
+    serving,
+)
 
 CLIENT_ID = "corpus-test"
 CLIENT_SECRET = "a-client-secret-for-the-test-provider"
@@ -202,34 +206,18 @@ async def provider(settings: Settings) -> AsyncIterator[Provider]:
     The socket listens before the server starts, so a connection made at any time queues until
     the server takes it: nothing has to wait for the server to be up.
     """
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen()
-    issuer = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    sock, issuer = listening_socket()
     redirect_uri = f"{_oidc_settings(settings, issuer).public_url}/api/auth/oidc/callback"
     provider = Provider(issuer, redirect_uri)
-    config = uvicorn.Config(
-        provider.app, lifespan="off", ws="none", log_config=None, access_log=False
-    )
-    server = uvicorn.Server(config)
-    serving = asyncio.create_task(server.serve(sockets=[sock]))
-    try:
-        async with httpx.AsyncClient() as http:
-            discovery = f"{issuer}/.well-known/openid-configuration"
-            reply = await asyncio.wait_for(http.get(discovery), timeout=10)
-        assert reply.status_code == 200
+    async with serving(provider.app, sock, lifespan="off"):
         yield provider
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(serving, timeout=10)
-        sock.close()
 
 
 @pytest.fixture(scope="module")
 async def oidc_app(settings: Settings, provider: Provider) -> AsyncIterator[FastAPI]:
     """An app with OpenID Connect on, pointed at the provider."""
     app = create_app(_oidc_settings(settings, provider.issuer))
-    async with app.router.lifespan_context(app):
+    async with lifespan(app):
         yield app
 
 

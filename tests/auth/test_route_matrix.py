@@ -175,6 +175,27 @@ MATRIX: list[tuple[str, Request, tuple[int, int, int, int, int, int]]] = [
         fixed("POST", "/api/search", {"query": "rollback"}),
         (401, 200, 200, 200, 200, 401),
     ),
+    # Consent is a person's, given in a browser: every API key is refused.
+    (
+        "GET /api/oauth/consent/{tx}",
+        fixed("GET", "/api/oauth/consent/unknown-transaction"),
+        (401, 403, 403, 403, 403, 401),
+    ),
+    (
+        "POST /api/oauth/consent/{tx}",
+        fixed("POST", "/api/oauth/consent/unknown-transaction", {"approve": True}),
+        (401, 403, 403, 403, 403, 401),
+    ),
+    (
+        "GET /api/me/connections",
+        fixed("GET", "/api/me/connections"),
+        (401, 200, 200, 200, 200, 401),
+    ),
+    (
+        "DELETE /api/me/connections/{client_id}",
+        fixed("DELETE", "/api/me/connections/no-such-client"),
+        (401, 404, 404, 404, 404, 401),
+    ),
     (
         "GET /api/auth/oidc/login",
         fixed("GET", "/api/auth/oidc/login"),
@@ -221,6 +242,7 @@ async def test_only_the_public_routes_answer_without_a_credential(
     for route in sorted(_routes(app)):
         method, path = route.split(" ", 1)
         path = path.replace("{slug}", "default")
+        path = path.replace("{tx}", "unknown-transaction").replace("{client_id}", "unknown")
         for name in ("{user_id}", "{key_id}", "{document_id}"):
             path = path.replace(name, str(uuid.uuid4()))
         reply = await client.request(method, path, json={})

@@ -18,7 +18,7 @@ from app.main import create_app
 from app.rag.embeddings.hash import HashEmbedder
 from app.resources import Resources
 from tests.accounts import make_account
-from tests.support import make_settings
+from tests.support import lifespan, make_settings
 
 
 class WrongDimensionEmbedder(HashEmbedder):
@@ -34,7 +34,7 @@ class WrongDimensionEmbedder(HashEmbedder):
 async def committing_app(settings: Settings) -> AsyncIterator[FastAPI]:
     """An app on the real engine: each request commits or rolls back for real."""
     app = create_app(make_settings(settings.data_dir, database_url=settings.database_url))
-    async with app.router.lifespan_context(app):
+    async with lifespan(app):
         yield app
 
 

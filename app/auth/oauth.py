@@ -1,0 +1,356 @@
+"""The rules of our OAuth 2.1 authorization server, for MCP clients that speak only OAuth.
+
+The MCP SDK serves the endpoints and checks the protocol (PKCE S256, redirect URIs, client
+authentication); `app.auth.provider` adapts its calls to these functions. Here live the
+decisions: who may register, the consent transaction a person answers, single-use short-lived
+codes, opaque tokens stored as sha256, refresh tokens rotated on use with reuse revoking the
+whole family, and tokens that carry exactly the privileges of the person who consented.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import secrets
+import uuid
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from uuid import UUID
+
+from app.auth import capabilities
+from app.auth import oauth_queries as queries
+from app.auth.crypto import SecretBox
+from app.auth.principal import Principal
+from app.auth.schemas import Connection, ConsentRequest
+from app.auth.tokens import sha256
+from app.db.engine import ReadConnection, WriteConnection
+from app.errors import Forbidden, NotFound, ValidationFailed
+
+SCOPE = "corpus"
+TRANSACTION_TTL_S = 600  # a person has ten minutes to sign in and answer
+CODE_TTL_S = 300
+ACCESS_TTL_S = 3600
+REFRESH_TTL_S = 30 * 24 * 3600
+ACCESS_PREFIX = "cat_"  # "corpus access token": recognisable in logs and secret scanners
+REFRESH_PREFIX = "crt_"
+CODE_PREFIX = "cac_"
+
+
+class InvalidGrant(Exception):
+    """A code or refresh token that was used, revoked, expired or never issued."""
+
+
+class InvalidRedirectUri(Exception):
+    """A redirect URI that is neither https nor a loopback address."""
+
+
+def check_redirect_uri(uri: str) -> None:
+    """Redirect URIs must be https, or http on a loopback address (native apps, RFC 8252).
+
+    Raises:
+        InvalidRedirectUri: anything else (plain http to a real host, custom schemes).
+    """
+    parts = urlsplit(uri)
+    if parts.fragment:
+        raise InvalidRedirectUri(f"{uri}: a redirect URI may not have a fragment")
+    if parts.scheme == "https" and parts.hostname:
+        return
+    if parts.scheme == "http" and parts.hostname:
+        host = parts.hostname
+        if host == "localhost":
+            return
+        try:
+            if ipaddress.ip_address(host).is_loopback:
+                return
+        except ValueError:
+            pass
+    raise InvalidRedirectUri(f"{uri}: redirect URIs must be https, or http on a loopback address")
+
+
+# --- clients --------------------------------------------------------------------------------
+
+
+async def register_client(
+    conn: WriteConnection, box: SecretBox, metadata: dict[str, Any], client_secret: str | None
+) -> None:
+    """Store a dynamically registered client (RFC 7591); a confidential client's secret is
+    sealed, because the SDK compares it in plain form.
+
+    Raises:
+        InvalidRedirectUri: a redirect URI that is neither https nor loopback.
+    """
+    for uri in metadata.get("redirect_uris") or []:
+        check_redirect_uri(str(uri))
+    stored = {k: v for k, v in metadata.items() if k != "client_secret"}
+    await queries.insert_client(
+        conn,
+        {
+            "client_id": metadata["client_id"],
+            "client_secret_encrypted": box.seal(client_secret) if client_secret else None,
+            "client_name": metadata.get("client_name"),
+            "redirect_uris": [str(u) for u in metadata.get("redirect_uris") or []],
+            "metadata": stored,
+        },
+    )
+
+
+async def get_client(conn: ReadConnection, box: SecretBox, client_id: str) -> dict[str, Any] | None:
+    """A client's registration, with its secret unsealed; None when unknown."""
+    row = await queries.get_client(conn, client_id)
+    if row is None:
+        return None
+    metadata = dict(row["metadata"])
+    sealed = row["client_secret_encrypted"]
+    metadata["client_secret"] = box.open(sealed) if sealed else None
+    return metadata
+
+
+# --- consent --------------------------------------------------------------------------------
+
+
+async def begin_authorization(conn: WriteConnection, client_id: str, params: dict[str, Any]) -> str:
+    """Store a validated /authorize request until the person answers; returns its id."""
+    tx = secrets.token_urlsafe(24)
+    await queries.insert_authorization(
+        conn,
+        {
+            "id": tx,
+            "client_id": client_id,
+            "params": params,
+            "expires_at": queries.expires_in(TRANSACTION_TTL_S),
+        },
+    )
+    return tx
+
+
+def _require_person(principal: Principal) -> UUID:
+    # Consent is a person's decision in a browser: an API key cannot give it for them.
+    if principal.door != "session" or principal.user_id is None:
+        raise Forbidden("consent is given by a signed-in person in the browser, not an API key")
+    return principal.user_id
+
+
+async def consent_request(conn: ReadConnection, principal: Principal, tx: str) -> ConsentRequest:
+    """What the consent screen shows: who asks, where the answer goes, and what the token will
+    be able to do (the person's own role's tools: the token carries no more).
+
+    Raises:
+        Forbidden: not a browser session. NotFound: unknown, expired or answered.
+    """
+    _require_person(principal)
+    row = await queries.open_authorization(conn, tx)
+    if row is None:
+        raise NotFound("this authorization request is unknown, expired or already answered")
+    params = row["params"]
+    return ConsentRequest(
+        client_id=row["client_id"],
+        client_name=row["client_name"] or row["client_id"],
+        redirect_host=urlsplit(params["redirect_uri"]).netloc,
+        scopes=params["scopes"],
+        resource=params.get("resource"),
+        role=principal.role,
+        tools=capabilities.mcp_tools(principal.role),
+    )
+
+
+def _with_query(uri: str, **params: str | None) -> str:
+    parts = urlsplit(uri)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    query += [(k, v) for k, v in params.items() if v is not None]
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+async def answer_consent(
+    conn: WriteConnection, principal: Principal, tx: str, *, approve: bool, issuer: str
+) -> str:
+    """The person's yes or no; returns where the browser goes next: the client's redirect URI
+    with a single-use code (yes) or `error=access_denied` (no). A transaction is answered once.
+
+    Raises:
+        Forbidden: not a browser session. NotFound: unknown, expired or answered.
+    """
+    user_id = _require_person(principal)
+    row = await queries.open_authorization(conn, tx)
+    if row is None or not await queries.answer_authorization(conn, tx, user_id):
+        raise NotFound("this authorization request is unknown, expired or already answered")
+    params = row["params"]
+    if not approve:
+        return _with_query(
+            params["redirect_uri"], error="access_denied", state=params.get("state"), iss=issuer
+        )
+    code = CODE_PREFIX + secrets.token_urlsafe(32)
+    await queries.insert_code(
+        conn,
+        {
+            "code_sha256": sha256(code),
+            "client_id": row["client_id"],
+            "user_id": user_id,
+            "scopes": params["scopes"],
+            "code_challenge": params["code_challenge"],
+            "redirect_uri": params["redirect_uri"],
+            "redirect_uri_provided_explicitly": params["redirect_uri_provided_explicitly"],
+            "resource": params.get("resource"),
+            "expires_at": queries.expires_in(CODE_TTL_S),
+        },
+    )
+    await queries.upsert_consent(conn, user_id, row["client_id"], params["scopes"])
+    return _with_query(params["redirect_uri"], code=code, state=params.get("state"), iss=issuer)
+
+
+# --- codes and tokens -----------------------------------------------------------------------
+
+
+async def load_code(conn: ReadConnection, client_id: str, code: str) -> dict[str, Any] | None:
+    row = await queries.get_code(conn, sha256(code), client_id)
+    return dict(row) if row else None
+
+
+@dataclass(frozen=True, slots=True)
+class IssuedTokens:
+    access_token: str
+    refresh_token: str
+    expires_in: int
+    scopes: list[str]
+
+
+async def _issue(
+    conn: WriteConnection,
+    *,
+    client_id: str,
+    user_id: UUID,
+    scopes: list[str],
+    resource: str | None,
+    family_id: UUID,
+) -> IssuedTokens:
+    access = ACCESS_PREFIX + secrets.token_urlsafe(32)
+    refresh = REFRESH_PREFIX + secrets.token_urlsafe(32)
+    common = {
+        "client_id": client_id,
+        "user_id": user_id,
+        "scopes": scopes,
+        "resource": resource,
+        "family_id": family_id,
+    }
+    await queries.insert_tokens(
+        conn,
+        [
+            {
+                **common,
+                "token_sha256": sha256(access),
+                "kind": "access",
+                "expires_at": queries.expires_in(ACCESS_TTL_S),
+            },
+            {
+                **common,
+                "token_sha256": sha256(refresh),
+                "kind": "refresh",
+                "expires_at": queries.expires_in(REFRESH_TTL_S),
+            },
+        ],
+    )
+    return IssuedTokens(access, refresh, ACCESS_TTL_S, scopes)
+
+
+async def exchange_code(conn: WriteConnection, client_id: str, code: str) -> IssuedTokens:
+    """Redeem a code (once) for a new token family.
+
+    Raises:
+        InvalidGrant: the code was redeemed already, or never issued to this client.
+    """
+    row = await queries.take_code(conn, sha256(code), client_id)
+    if row is None:
+        raise InvalidGrant("the authorization code was used already")
+    return await _issue(
+        conn,
+        client_id=client_id,
+        user_id=row["user_id"],
+        scopes=list(row["scopes"]),
+        resource=row["resource"],
+        family_id=uuid.uuid4(),
+    )
+
+
+async def load_refresh_token(
+    conn: WriteConnection, client_id: str, token: str
+) -> dict[str, Any] | None:
+    """A live refresh token of this client; None otherwise. Presenting one that was already
+    used revokes its whole family: a used refresh token in the wild means a stolen one."""
+    row = await queries.get_token(conn, sha256(token), "refresh", client_id)
+    if row is None or row["revoked_at"] is not None:
+        return None
+    if row["used_at"] is not None:
+        await queries.revoke_family(conn, row["family_id"])
+        return None
+    return dict(row)
+
+
+async def rotate_refresh_token(
+    conn: WriteConnection, client_id: str, token: str, scopes: list[str]
+) -> IssuedTokens:
+    """Use a refresh token: it is spent, and a new access and refresh token of the same family
+    replace it.
+
+    Raises:
+        InvalidGrant: it was spent meanwhile (then the family is revoked) or revoked.
+    """
+    row = await queries.get_token(conn, sha256(token), "refresh", client_id)
+    if row is None:
+        raise InvalidGrant("unknown refresh token")
+    if not await queries.use_refresh_token(conn, sha256(token)):
+        await queries.revoke_family(conn, row["family_id"])
+        raise InvalidGrant("the refresh token was used already; its grant is revoked")
+    granted = list(row["scopes"])
+    if any(scope not in granted for scope in scopes):
+        raise ValidationFailed("scope: a refresh cannot widen the grant")
+    return await _issue(
+        conn,
+        client_id=client_id,
+        user_id=row["user_id"],
+        scopes=scopes or granted,
+        resource=row["resource"],
+        family_id=row["family_id"],
+    )
+
+
+async def revoke(conn: WriteConnection, token: str) -> None:
+    """RFC 7009: revoke an access or refresh token and every token of its grant. Unknown tokens
+    are not an error."""
+    hashed = sha256(token)
+    for kind in ("access", "refresh"):
+        row = await queries.get_token(conn, hashed, kind)
+        if row is not None:
+            await queries.revoke_family(conn, row["family_id"])
+            return
+
+
+# --- a person's connections -----------------------------------------------------------------
+
+
+async def connections(conn: ReadConnection, principal: Principal) -> list[Connection]:
+    """The OAuth clients this person authorised."""
+    if principal.user_id is None:
+        return []
+    return [
+        Connection(
+            client_id=row["client_id"],
+            client_name=row["client_name"] or row["client_id"],
+            redirect_hosts=sorted({urlsplit(u).netloc for u in row["redirect_uris"]}),
+            scopes=list(row["scopes"]),
+            created_at=row["created_at"],
+            last_used_at=row["last_used_at"],
+        )
+        for row in await queries.list_consents(conn, principal.user_id)
+    ]
+
+
+async def disconnect(conn: WriteConnection, principal: Principal, client_id: str) -> None:
+    """Withdraw a client's access: its tokens stop working at once.
+
+    Raises:
+        NotFound: this person never authorised the client.
+    """
+    if principal.user_id is None or not await queries.delete_consent(
+        conn, principal.user_id, client_id
+    ):
+        raise NotFound("no connection with this client")
+    await queries.revoke_user_client(conn, principal.user_id, client_id)

@@ -1,0 +1,192 @@
+"""SQL of the OAuth authorization server: clients, consent transactions, codes, tokens and the
+consents people gave. Codes and tokens are found by their sha256; nothing raw is stored."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import RowMapping, delete, func, insert, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+from app.db.engine import ReadConnection, WriteConnection
+from app.db.tables import (
+    oauth_authorizations,
+    oauth_clients,
+    oauth_codes,
+    oauth_consents,
+    oauth_tokens,
+)
+
+
+async def insert_client(conn: WriteConnection, values: dict[str, Any]) -> None:
+    await conn.execute(insert(oauth_clients).values(**values))
+
+
+async def get_client(conn: ReadConnection, client_id: str) -> RowMapping | None:
+    statement = select(oauth_clients).where(oauth_clients.c.client_id == client_id)
+    return (await conn.execute(statement)).mappings().first()
+
+
+async def insert_authorization(conn: WriteConnection, values: dict[str, Any]) -> None:
+    await conn.execute(insert(oauth_authorizations).values(**values))
+
+
+async def open_authorization(conn: ReadConnection, tx: str) -> RowMapping | None:
+    """An unexpired, unanswered consent transaction, with its client."""
+    statement = (
+        select(oauth_authorizations, oauth_clients.c.client_name, oauth_clients.c.metadata)
+        .join(oauth_clients, oauth_clients.c.client_id == oauth_authorizations.c.client_id)
+        .where(
+            oauth_authorizations.c.id == tx,
+            oauth_authorizations.c.expires_at > func.now(),
+            oauth_authorizations.c.answered_at.is_(None),
+        )
+    )
+    return (await conn.execute(statement)).mappings().first()
+
+
+async def answer_authorization(conn: WriteConnection, tx: str, user_id: UUID) -> bool:
+    """Mark a transaction answered; False when it was answered already (or expired), so that
+    two answers racing each other cannot both issue a code."""
+    result = await conn.execute(
+        update(oauth_authorizations)
+        .where(
+            oauth_authorizations.c.id == tx,
+            oauth_authorizations.c.answered_at.is_(None),
+            oauth_authorizations.c.expires_at > func.now(),
+        )
+        .values(answered_at=func.now(), user_id=user_id)
+    )
+    return result.rowcount == 1
+
+
+async def insert_code(conn: WriteConnection, values: dict[str, Any]) -> None:
+    await conn.execute(insert(oauth_codes).values(**values))
+
+
+async def get_code(conn: ReadConnection, code_sha256: str, client_id: str) -> RowMapping | None:
+    statement = select(oauth_codes).where(
+        oauth_codes.c.code_sha256 == code_sha256, oauth_codes.c.client_id == client_id
+    )
+    return (await conn.execute(statement)).mappings().first()
+
+
+async def take_code(conn: WriteConnection, code_sha256: str, client_id: str) -> RowMapping | None:
+    """Delete a code and return it: a code is redeemed once, however many try at once."""
+    result = await conn.execute(
+        delete(oauth_codes)
+        .where(oauth_codes.c.code_sha256 == code_sha256, oauth_codes.c.client_id == client_id)
+        .returning(*oauth_codes.c)
+    )
+    return result.mappings().first()
+
+
+async def insert_tokens(conn: WriteConnection, rows: list[dict[str, Any]]) -> None:
+    # One multi-row VALUES, not executemany: the expiry of each row is a SQL expression.
+    await conn.execute(insert(oauth_tokens).values(rows))
+
+
+async def get_token(
+    conn: ReadConnection, token_sha256: str, kind: str, client_id: str | None = None
+) -> RowMapping | None:
+    statement = select(oauth_tokens).where(
+        oauth_tokens.c.token_sha256 == token_sha256, oauth_tokens.c.kind == kind
+    )
+    if client_id is not None:
+        statement = statement.where(oauth_tokens.c.client_id == client_id)
+    return (await conn.execute(statement)).mappings().first()
+
+
+async def use_refresh_token(conn: WriteConnection, token_sha256: str) -> bool:
+    """Mark a live refresh token used; False when it was used or revoked already."""
+    result = await conn.execute(
+        update(oauth_tokens)
+        .where(
+            oauth_tokens.c.token_sha256 == token_sha256,
+            oauth_tokens.c.kind == "refresh",
+            oauth_tokens.c.used_at.is_(None),
+            oauth_tokens.c.revoked_at.is_(None),
+        )
+        .values(used_at=func.now())
+    )
+    return result.rowcount == 1
+
+
+async def revoke_family(conn: WriteConnection, family_id: UUID) -> None:
+    await conn.execute(
+        update(oauth_tokens)
+        .where(oauth_tokens.c.family_id == family_id, oauth_tokens.c.revoked_at.is_(None))
+        .values(revoked_at=func.now())
+    )
+
+
+async def revoke_user_client(conn: WriteConnection, user_id: UUID, client_id: str) -> None:
+    await conn.execute(
+        update(oauth_tokens)
+        .where(
+            oauth_tokens.c.user_id == user_id,
+            oauth_tokens.c.client_id == client_id,
+            oauth_tokens.c.revoked_at.is_(None),
+        )
+        .values(revoked_at=func.now())
+    )
+    await conn.execute(
+        delete(oauth_codes).where(
+            oauth_codes.c.user_id == user_id, oauth_codes.c.client_id == client_id
+        )
+    )
+
+
+async def upsert_consent(
+    conn: WriteConnection, user_id: UUID, client_id: str, scopes: list[str]
+) -> None:
+    statement = pg_insert(oauth_consents).values(
+        user_id=user_id, client_id=client_id, scopes=scopes
+    )
+    await conn.execute(
+        statement.on_conflict_do_update(
+            index_elements=["user_id", "client_id"],
+            set_={"scopes": statement.excluded.scopes, "created_at": func.now()},
+        )
+    )
+
+
+async def delete_consent(conn: WriteConnection, user_id: UUID, client_id: str) -> bool:
+    result = await conn.execute(
+        delete(oauth_consents).where(
+            oauth_consents.c.user_id == user_id, oauth_consents.c.client_id == client_id
+        )
+    )
+    return result.rowcount == 1
+
+
+async def list_consents(conn: ReadConnection, user_id: UUID) -> list[RowMapping]:
+    """The clients a person authorised, with when each last got a token."""
+    last_token = (
+        select(func.max(oauth_tokens.c.created_at))
+        .where(
+            oauth_tokens.c.user_id == oauth_consents.c.user_id,
+            oauth_tokens.c.client_id == oauth_consents.c.client_id,
+        )
+        .scalar_subquery()
+        .label("last_used_at")
+    )
+    statement = (
+        select(
+            oauth_consents.c.client_id,
+            oauth_clients.c.client_name,
+            oauth_clients.c.redirect_uris,
+            oauth_consents.c.scopes,
+            oauth_consents.c.created_at,
+            last_token,
+        )
+        .join(oauth_clients, oauth_clients.c.client_id == oauth_consents.c.client_id)
+        .where(oauth_consents.c.user_id == user_id)
+        .order_by(oauth_consents.c.created_at.desc())
+    )
+    return list((await conn.execute(statement)).mappings())
+
+
+def expires_in(seconds: int) -> Any:
+    return func.now() + func.make_interval(0, 0, 0, 0, 0, 0, seconds)

@@ -1,0 +1,153 @@
+"""The MCP server: stateless streamable HTTP at /mcp with JSON replies, authenticated through
+our authorization server (OAuth access tokens) and our API keys, plus the SDK's OAuth routes
+(RFC 8414 and RFC 9728 metadata, /register, /authorize, /token, /revoke).
+
+DESIGN.md mounts the SDK's Starlette app at `/` after every other route; we route each of its
+paths to it instead, before the web app's catch-all, so that `/` stays the web app's and the
+SDK's middleware (bearer authentication) still wraps every one of its routes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import parse_qs
+
+from mcp.server import MCPServer
+from mcp.server.auth.settings import (
+    AuthSettings,
+    ClientRegistrationOptions,
+    RevocationOptions,
+)
+from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import AnyHttpUrl
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.auth import oauth
+from app.auth.provider import CorpusAuthProvider
+from app.config import Settings
+from app.mcp import tools
+from app.resources import Resources
+
+INSTRUCTIONS = (
+    "Corpus is your team's knowledge base. Search it (search_docs) before answering questions "
+    "about the team's systems, read whole documents with read_document, and upload what you "
+    "learn (upload_document) so the next agent finds it."
+)
+
+
+@dataclass(frozen=True)
+class McpDoor:
+    server: MCPServer
+    routes: list[BaseRoute]
+
+
+class _ResourceGuard:
+    """RFC 8707 at /token: a token request naming a resource other than ours is refused with
+    `invalid_target`. (The SDK binds the resource given at /authorize into the code, but does
+    not compare the one sent to /token.)"""
+
+    def __init__(self, app: ASGIApp, resource: str) -> None:
+        self.app = app
+        self.resource = resource
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] != "/token" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        body = b""
+        more = True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        asked = parse_qs(body.decode("latin-1")).get("resource", [])
+        if any(r.rstrip("/") != self.resource for r in asked):
+            reply = json.dumps(
+                {
+                    "error": "invalid_target",
+                    "error_description": f"this server issues tokens for {self.resource}",
+                }
+            ).encode()
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 400,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"cache-control", b"no-store"),
+                    ],
+                }
+            )
+            await send({"type": "http.response.body", "body": reply})
+            return
+
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+def build(settings: Settings, resources: Callable[[], Resources]) -> McpDoor:
+    """The MCP server and the routes that reach it. `resources` is read per call (the lifespan
+    opens them after the app is built)."""
+    issuer = settings.public_url.rstrip("/")
+    resource = f"{issuer}/mcp"
+    provider = CorpusAuthProvider(resources, issuer=issuer, resource=resource)
+    server = MCPServer(
+        "Corpus",
+        instructions=INSTRUCTIONS,
+        auth_server_provider=provider,
+        auth=AuthSettings(
+            issuer_url=AnyHttpUrl(issuer),
+            resource_server_url=AnyHttpUrl(resource),
+            required_scopes=[oauth.SCOPE],
+            validate_token_resource=True,
+            client_registration_options=ClientRegistrationOptions(
+                enabled=settings.oauth_registration == "open",
+                valid_scopes=[oauth.SCOPE],
+                default_scopes=[oauth.SCOPE],
+            ),
+            revocation_options=RevocationOptions(enabled=True),
+        ),
+    )
+    tools.register(server, resources)
+    asgi: Starlette = server.streamable_http_app(
+        streamable_http_path="/mcp",
+        stateless_http=True,
+        json_response=True,
+        transport_security=TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=settings.allowed_hosts,
+            allowed_origins=settings.allowed_origins,
+        ),
+    )
+    guarded = _ResourceGuard(asgi, resource)
+    paths = [route.path for route in asgi.routes if isinstance(route, Route)]
+    routes: list[BaseRoute] = [Route(path, endpoint=guarded) for path in paths]
+    if settings.oauth_registration == "closed":
+        routes.append(Route("/register", endpoint=_registration_closed, methods=["POST"]))
+    return McpDoor(server=server, routes=routes)
+
+
+async def _registration_closed(_request: Request) -> JSONResponse:
+    # Without this the web app's catch-all would answer; a client deserves an OAuth error.
+    return JSONResponse(
+        {
+            "error": "access_denied",
+            "error_description": "dynamic client registration is closed on this server; "
+            "ask an admin for an API key",
+        },
+        status_code=403,
+    )

@@ -1,0 +1,123 @@
+"""Two small server-rendered pages, the sign-in and the OAuth consent screen, so that an MCP
+client's OAuth flow works before the web app has its own `/login` and `/oauth/consent` routes
+(the web app's issue replaces these). They call the same JSON API the web app will."""
+
+from __future__ import annotations
+
+import html
+import secrets
+
+from fastapi import APIRouter
+from fastapi.responses import HTMLResponse
+
+router = APIRouter(include_in_schema=False)
+
+_STYLE = """
+body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem;
+color:#1f2937}h1{font-size:1.4rem}label{display:block;margin:.8rem 0 .2rem}
+input{width:100%;padding:.5rem;border:1px solid #cbd5e1;border-radius:.4rem;box-sizing:border-box}
+button{margin:1rem .5rem 0 0;padding:.5rem 1rem;border-radius:.4rem;border:1px solid #1d4ed8;
+background:#1d4ed8;color:white;cursor:pointer}button.secondary{background:white;color:#1d4ed8}
+.muted{color:#64748b}.error{color:#b91c1c}code{background:#f1f5f9;padding:0 .2rem}
+"""
+
+_LOGIN_SCRIPT = """
+const next = new URLSearchParams(location.search).get("next") || "/";
+const safeNext = next.startsWith("/") && !next.startsWith("//") ? next : "/";
+document.getElementById("form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const reply = await fetch("/api/auth/login", {
+    method: "POST", headers: {"Content-Type": "application/json"},
+    body: JSON.stringify({email: event.target.email.value, password: event.target.password.value}),
+  });
+  if (reply.ok) { location.assign(safeNext); return; }
+  const body = await reply.json().catch(() => ({}));
+  document.getElementById("error").textContent =
+    (body.error && body.error.message) || "Sign-in failed.";
+});
+"""
+
+_CONSENT_SCRIPT = """
+const tx = new URLSearchParams(location.search).get("tx") || "";
+const show = (id, text) => { document.getElementById(id).textContent = text; };
+async function load() {
+  const reply = await fetch(`/api/oauth/consent/${encodeURIComponent(tx)}`);
+  if (reply.status === 401) {
+    location.assign(`/login?next=${encodeURIComponent(location.pathname + location.search)}`);
+    return;
+  }
+  const body = await reply.json();
+  if (!reply.ok) { show("error", body.error.message); return; }
+  show("client", body.client_name);
+  show("host", body.redirect_host);
+  show("role", body.role);
+  show("tools", body.tools.join(", "));
+  document.getElementById("ask").hidden = false;
+}
+async function answer(approve) {
+  const reply = await fetch(`/api/oauth/consent/${encodeURIComponent(tx)}`, {
+    method: "POST", headers: {"Content-Type": "application/json"},
+    body: JSON.stringify({approve}),
+  });
+  const body = await reply.json();
+  if (!reply.ok) { show("error", body.error.message); return; }
+  location.assign(body.redirect_to);
+}
+document.getElementById("approve").addEventListener("click", () => answer(true));
+document.getElementById("deny").addEventListener("click", () => answer(false));
+load();
+"""
+
+
+def _page(title: str, body: str, script: str) -> HTMLResponse:
+    nonce = secrets.token_urlsafe(16)
+    document = (
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width,initial-scale=1">'
+        f"<title>{html.escape(title)} · Corpus</title><style>{_STYLE}</style></head>"
+        f'<body>{body}<script nonce="{nonce}">{script}</script></body></html>'
+    )
+    return HTMLResponse(
+        document,
+        headers={
+            # Only our inline script runs, and no other site may frame the page (a framed
+            # consent screen could be clicked through by a hidden overlay).
+            "Content-Security-Policy": (
+                f"default-src 'self'; script-src 'nonce-{nonce}'; style-src 'unsafe-inline'; "
+                "frame-ancestors 'none'"
+            ),
+            "X-Frame-Options": "DENY",
+            "Cache-Control": "no-store",
+        },
+    )
+
+
+@router.get("/login")
+async def login_page() -> HTMLResponse:
+    """The sign-in form."""
+    return _page(
+        "Sign in",
+        '<h1>Sign in to Corpus</h1><form id="form">'
+        '<label for="email">Email</label><input id="email" name="email" type="email" required>'
+        '<label for="password">Password</label>'
+        '<input id="password" name="password" type="password" required>'
+        '<button type="submit">Sign in</button></form><p id="error" class="error"></p>',
+        _LOGIN_SCRIPT,
+    )
+
+
+@router.get("/oauth/consent")
+async def consent_page() -> HTMLResponse:
+    """The consent screen an MCP client's authorization request leads to."""
+    return _page(
+        "Connect an app",
+        '<h1>Connect an app to Corpus</h1><div id="ask" hidden>'
+        '<p><strong id="client"></strong> wants to use Corpus as you.</p>'
+        '<p class="muted">After you approve, your browser goes to <code id="host"></code>.</p>'
+        '<p>It will act with your role, <strong id="role"></strong>, and may use: '
+        '<span id="tools"></span>.</p>'
+        '<button id="approve">Approve</button>'
+        '<button id="deny" class="secondary">Deny</button></div>'
+        '<p id="error" class="error"></p>',
+        _CONSENT_SCRIPT,
+    )

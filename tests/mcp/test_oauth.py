@@ -1,0 +1,520 @@
+"""The OAuth 2.1 door for MCP clients that speak only OAuth, end to end over real HTTP: the
+SDK's own OAuth client goes through discovery, registration, authorization (the test answers
+the consent screen as the person), tokens, a tool call, refresh and revocation; every way to
+get it wrong fails with its RFC error code; and the database holds no raw token."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.auth import OAuthClientProvider
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthToken,
+)
+from pydantic import AnyUrl
+from sqlalchemy import text
+
+from app.config import Settings
+from app.main import create_app
+from tests.accounts import PASSWORD, Account
+from tests.mcp.conftest import Running, mcp_client
+from tests.support import lifespan, make_settings
+
+REDIRECT_URI = "http://127.0.0.1:8765/callback"
+
+
+@dataclass
+class MemoryStorage:
+    """The OAuth client's token storage (the SDK's TokenStorage protocol)."""
+
+    tokens: OAuthToken | None = None
+    client: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client = client_info
+
+
+@dataclass
+class Browser:
+    """A person's browser, signed in to Corpus."""
+
+    corpus: Running
+    http: httpx.AsyncClient
+    seen: list[str] = field(default_factory=list)
+
+    async def consent(self, authorize_url: str, *, approve: bool = True) -> str:
+        """Follow an /authorize URL to the consent screen and answer it; returns where the
+        browser is sent next (the client's redirect URI with a code or an error)."""
+        reply = await self.http.get(authorize_url)
+        assert reply.status_code == 302, reply.text
+        consent = urlsplit(reply.headers["location"])
+        assert consent.path == "/oauth/consent"
+        tx = parse_qs(consent.query)["tx"][0]
+        screen = await self.http.get(f"/api/oauth/consent/{tx}")
+        assert screen.status_code == 200, screen.text
+        self.seen.append(screen.text)
+        answer = await self.http.post(f"/api/oauth/consent/{tx}", json={"approve": approve})
+        assert answer.status_code == 200, answer.text
+        redirect_to: str = answer.json()["redirect_to"]
+        return redirect_to
+
+
+@asynccontextmanager
+async def signed_in_browser(corpus: Running, person: Account) -> AsyncIterator[Browser]:
+    async with httpx.AsyncClient(base_url=corpus.url, headers={"Origin": corpus.url}) as http:
+        reply = await http.post(
+            "/api/auth/login", json={"email": person.user.email, "password": PASSWORD}
+        )
+        assert reply.status_code == 200
+        yield Browser(corpus, http)
+
+
+@pytest.fixture
+async def person(corpus: Running) -> Account:
+    return await corpus.account("editor")
+
+
+@pytest.fixture
+async def browser(corpus: Running, person: Account) -> AsyncIterator[Browser]:
+    async with signed_in_browser(corpus, person) as browser:
+        yield browser
+
+
+def _query(url: str) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(urlsplit(url).query).items()}
+
+
+def _pkce() -> tuple[str, str]:
+    verifier = secrets.token_urlsafe(48)
+    digest = hashlib.sha256(verifier.encode()).digest()
+    return verifier, base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
+
+# --- the SDK's OAuth client, end to end -----------------------------------------------------
+
+
+async def test_an_oauth_only_client_connects_calls_refreshes_and_revokes(
+    corpus: Running, browser: Browser, person: Account
+) -> None:
+    storage = MemoryStorage()
+    answered: asyncio.Future[AuthorizationCodeResult] = asyncio.get_running_loop().create_future()
+
+    async def redirect_handler(authorization_url: str) -> None:
+        redirect_to = await browser.consent(authorization_url)
+        query = _query(redirect_to)
+        answered.set_result(
+            AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=query["iss"])
+        )
+
+    async def callback_handler() -> AuthorizationCodeResult:
+        return await asyncio.wait_for(answered, timeout=30)
+
+    auth = OAuthClientProvider(
+        corpus.mcp_url,
+        OAuthClientMetadata(
+            client_name="Test Agent",
+            redirect_uris=[AnyUrl(REDIRECT_URI)],
+            grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"],
+        ),
+        storage,
+        redirect_handler=redirect_handler,
+        callback_handler=callback_handler,
+    )
+    async with (
+        httpx2.AsyncClient(auth=auth, timeout=30) as http,
+        Client(streamable_http_client(corpus.mcp_url, http_client=http)) as client,
+    ):
+        me = await client.call_tool("whoami", {})
+    assert me.is_error is False
+    # Exactly the consenting person's privileges: their email, their role.
+    assert (me.structured_content or {})["email"] == person.user.email
+    assert (me.structured_content or {})["role"] == "editor"
+    assert "Test Agent" in browser.seen[0]
+    assert storage.tokens is not None
+    assert storage.client is not None
+    first = storage.tokens
+
+    connections = (await browser.http.get("/api/me/connections")).json()["items"]
+    assert [c["client_name"] for c in connections] == ["Test Agent"]
+
+    # Refresh: both tokens rotate and the new access token works.
+    token_url = f"{corpus.url}/token"
+    client_auth = {"client_id": storage.client.client_id}
+    if storage.client.client_secret:
+        client_auth["client_secret"] = storage.client.client_secret
+    async with httpx.AsyncClient() as http1:
+        refreshed = await http1.post(
+            token_url,
+            data={
+                "grant_type": "refresh_token",
+                "refresh_token": first.refresh_token,
+                **client_auth,
+            },
+        )
+        assert refreshed.status_code == 200, refreshed.text
+        second = refreshed.json()
+        assert second["access_token"] != first.access_token
+        assert second["refresh_token"] != first.refresh_token
+        async with mcp_client(corpus.mcp_url, second["access_token"]) as client:
+            assert (await client.call_tool("whoami", {})).is_error is False
+
+        # Revoke (RFC 7009): the whole grant stops working at once.
+        revoked = await http1.post(
+            f"{corpus.url}/revoke", data={"token": second["access_token"], **client_auth}
+        )
+        assert revoked.status_code == 200
+        refused = await _post_mcp(http1, corpus, second["access_token"])
+        assert refused.status_code == 401
+        again = await http1.post(
+            token_url,
+            data={
+                "grant_type": "refresh_token",
+                "refresh_token": second["refresh_token"],
+                **client_auth,
+            },
+        )
+        assert again.status_code == 400
+        assert again.json()["error"] == "invalid_grant"
+
+    # The database holds only hashes.
+    raw = [first.access_token, first.refresh_token, second["access_token"], second["refresh_token"]]
+    dumps: list[str] = []
+    async with corpus.db.read() as conn:
+        for table in ("oauth_tokens", "oauth_codes", "oauth_clients", "oauth_authorizations"):
+            rows = await conn.execute(text(f"SELECT string_agg(t::text, '|') FROM {table} t"))
+            dumps.append(rows.scalar() or "")
+    dump = "\n".join(dumps)
+    assert [token for token in raw if token in dump] == []
+    if storage.client.client_secret:
+        assert storage.client.client_secret not in dump
+
+
+async def _post_mcp(http: httpx.AsyncClient, corpus: Running, bearer: str) -> httpx.Response:
+    return await http.post(
+        corpus.mcp_url,
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
+        headers={
+            "Authorization": f"Bearer {bearer}",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": "2025-06-18",
+        },
+    )
+
+
+# --- the protocol's edges, by hand ----------------------------------------------------------
+
+
+@dataclass
+class Grant:
+    client_id: str
+    verifier: str
+    code: str
+    state: str
+
+
+class Flow:
+    """A public client (no secret) walking the authorization code flow by hand."""
+
+    def __init__(self, corpus: Running, browser: Browser, http: httpx.AsyncClient) -> None:
+        self.corpus = corpus
+        self.browser = browser
+        self.http = http
+
+    async def register(self, **metadata: Any) -> httpx.Response:
+        body = {
+            "client_name": "Hand Client",
+            "redirect_uris": [REDIRECT_URI],
+            "token_endpoint_auth_method": "none",
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            **metadata,
+        }
+        return await self.http.post(f"{self.corpus.url}/register", json=body)
+
+    async def client_id(self) -> str:
+        reply = await self.register()
+        assert reply.status_code == 201, reply.text
+        client_id: str = reply.json()["client_id"]
+        return client_id
+
+    def authorize_url(self, client_id: str, challenge: str | None, **extra: str) -> str:
+        params = {
+            "response_type": "code",
+            "client_id": client_id,
+            "redirect_uri": REDIRECT_URI,
+            "state": secrets.token_urlsafe(8),
+            "resource": self.corpus.mcp_url,
+            **({"code_challenge": challenge, "code_challenge_method": "S256"} if challenge else {}),
+            **extra,
+        }
+        return str(httpx.URL(f"{self.corpus.url}/authorize", params=params))
+
+    async def grant(self, **extra: str) -> Grant:
+        client_id = await self.client_id()
+        verifier, challenge = _pkce()
+        url = self.authorize_url(client_id, challenge, **extra)
+        redirect_to = await self.browser.consent(url)
+        query = _query(redirect_to)
+        assert query["iss"].rstrip("/") == self.corpus.url
+        return Grant(client_id, verifier, query["code"], query["state"])
+
+    async def token(self, grant: Grant, **overrides: str) -> httpx.Response:
+        data = {
+            "grant_type": "authorization_code",
+            "code": grant.code,
+            "redirect_uri": REDIRECT_URI,
+            "client_id": grant.client_id,
+            "code_verifier": grant.verifier,
+            **overrides,
+        }
+        return await self.http.post(f"{self.corpus.url}/token", data=data)
+
+
+@pytest.fixture
+async def flow(corpus: Running, browser: Browser) -> AsyncIterator[Flow]:
+    async with httpx.AsyncClient() as http:
+        yield Flow(corpus, browser, http)
+
+
+def _error_of(reply: httpx.Response) -> str:
+    """The RFC 6749 error of a reply: in the JSON body, or in the redirect's query."""
+    if reply.status_code in (302, 303):
+        return _query(reply.headers["location"])["error"]
+    error: str = reply.json()["error"]
+    return error
+
+
+async def test_authorization_without_pkce_or_with_plain_pkce_is_refused(
+    flow: Flow, browser: Browser
+) -> None:
+    client_id = await flow.client_id()
+    without = await browser.http.get(flow.authorize_url(client_id, None))
+    assert _error_of(without) == "invalid_request"
+    plain = await browser.http.get(
+        flow.authorize_url(client_id, None, code_challenge="a" * 43, code_challenge_method="plain")
+    )
+    assert _error_of(plain) == "invalid_request"
+
+
+async def test_a_wrong_verifier_a_reused_code_and_another_redirect_uri_fail(flow: Flow) -> None:
+    grant = await flow.grant()
+    wrong = await flow.token(grant, code_verifier=secrets.token_urlsafe(48))
+    assert (wrong.status_code, _error_of(wrong)) == (400, "invalid_grant")
+    elsewhere = await flow.token(grant, redirect_uri="http://127.0.0.1:8765/other")
+    assert (elsewhere.status_code, _error_of(elsewhere)) == (400, "invalid_request")
+    first = await flow.token(grant)
+    assert first.status_code == 200, first.text
+    reused = await flow.token(grant)
+    assert (reused.status_code, _error_of(reused)) == (400, "invalid_grant")
+
+
+async def test_an_unregistered_redirect_uri_is_refused_without_a_redirect(
+    flow: Flow, browser: Browser
+) -> None:
+    client_id = await flow.client_id()
+    _, challenge = _pkce()
+    reply = await browser.http.get(
+        flow.authorize_url(client_id, challenge, redirect_uri="https://evil.example/cb")
+    )
+    assert reply.status_code == 400
+    assert reply.json()["error"] == "invalid_request"
+
+
+async def test_a_token_for_another_resource_is_refused(flow: Flow, browser: Browser) -> None:
+    client_id = await flow.client_id()
+    _, challenge = _pkce()
+    at_authorize = await browser.http.get(
+        flow.authorize_url(client_id, challenge, resource="https://other.example/mcp")
+    )
+    assert _error_of(at_authorize) == "invalid_target"
+    grant = await flow.grant()
+    at_token = await flow.token(grant, resource="https://other.example/mcp")
+    assert (at_token.status_code, _error_of(at_token)) == (400, "invalid_target")
+
+
+async def test_a_reused_refresh_token_revokes_the_whole_grant(flow: Flow, corpus: Running) -> None:
+    grant = await flow.grant()
+    tokens = (await flow.token(grant)).json()
+    refresh = {"grant_type": "refresh_token", "client_id": grant.client_id}
+    rotated = await flow.http.post(
+        f"{corpus.url}/token", data={**refresh, "refresh_token": tokens["refresh_token"]}
+    )
+    assert rotated.status_code == 200
+    newest = rotated.json()
+    assert (await _post_mcp(flow.http, corpus, newest["access_token"])).status_code == 200
+
+    replay = await flow.http.post(
+        f"{corpus.url}/token", data={**refresh, "refresh_token": tokens["refresh_token"]}
+    )
+    assert (replay.status_code, _error_of(replay)) == (400, "invalid_grant")
+    # Someone holds a spent refresh token: every token of the grant is revoked.
+    assert (await _post_mcp(flow.http, corpus, newest["access_token"])).status_code == 401
+    after = await flow.http.post(
+        f"{corpus.url}/token", data={**refresh, "refresh_token": newest["refresh_token"]}
+    )
+    assert _error_of(after) == "invalid_grant"
+
+
+async def test_an_expired_access_token_is_refused(flow: Flow, corpus: Running) -> None:
+    grant = await flow.grant()
+    tokens = (await flow.token(grant)).json()
+    assert (await _post_mcp(flow.http, corpus, tokens["access_token"])).status_code == 200
+    digest = hashlib.sha256(tokens["access_token"].encode()).hexdigest()
+    async with corpus.db.write() as conn:
+        await conn.execute(
+            text(
+                "UPDATE oauth_tokens SET expires_at = now() - interval '1 second'"
+                " WHERE token_sha256 = :d"
+            ),
+            {"d": digest},
+        )
+    refused = await _post_mcp(flow.http, corpus, tokens["access_token"])
+    assert refused.status_code == 401
+    assert "resource_metadata=" in refused.headers["www-authenticate"]
+
+
+async def test_a_denied_consent_sends_access_denied_and_issues_nothing(
+    flow: Flow, browser: Browser, corpus: Running
+) -> None:
+    client_id = await flow.client_id()
+    _, challenge = _pkce()
+    redirect_to = await browser.consent(flow.authorize_url(client_id, challenge), approve=False)
+    assert _query(redirect_to)["error"] == "access_denied"
+    async with corpus.db.read() as conn:
+        codes = await conn.execute(
+            text("SELECT count(*) FROM oauth_codes WHERE client_id = :c"), {"c": client_id}
+        )
+        assert codes.scalar_one() == 0
+
+
+async def test_a_consent_is_answered_once_and_only_by_a_signed_in_person(
+    flow: Flow, browser: Browser, corpus: Running, person: Account
+) -> None:
+    client_id = await flow.client_id()
+    _, challenge = _pkce()
+    reply = await browser.http.get(flow.authorize_url(client_id, challenge))
+    tx = _query(reply.headers["location"])["tx"]
+    async with httpx.AsyncClient(base_url=corpus.url) as stranger:
+        anonymous = await stranger.get(f"/api/oauth/consent/{tx}")
+        assert anonymous.status_code == 401
+        with_key = await stranger.post(
+            f"/api/oauth/consent/{tx}", json={"approve": True}, headers=person.bearer
+        )
+        assert (with_key.status_code, with_key.json()["error"]["code"]) == (403, "forbidden")
+    first = await browser.http.post(f"/api/oauth/consent/{tx}", json={"approve": True})
+    assert first.status_code == 200
+    second = await browser.http.post(f"/api/oauth/consent/{tx}", json={"approve": True})
+    assert second.status_code == 404
+    unknown = await browser.http.get("/api/oauth/consent/no-such-transaction")
+    assert unknown.status_code == 404
+
+
+async def test_a_token_carries_exactly_the_consenting_persons_role(corpus: Running) -> None:
+    viewer = await corpus.account("viewer")
+    async with signed_in_browser(corpus, viewer) as browser, httpx.AsyncClient() as http:
+        flow = Flow(corpus, browser, http)
+        tokens = (await flow.token(await flow.grant())).json()
+    async with mcp_client(corpus.mcp_url, tokens["access_token"]) as client:
+        me = await client.call_tool("whoami", {})
+        assert (me.structured_content or {})["role"] == "viewer"
+        upload = await client.call_tool("upload_document", {"title": "T", "content": "Body."})
+        assert upload.is_error is True
+
+
+async def test_disconnecting_a_client_stops_its_tokens_at_once(
+    flow: Flow, browser: Browser, corpus: Running
+) -> None:
+    grant = await flow.grant()
+    tokens = (await flow.token(grant)).json()
+    assert (await _post_mcp(flow.http, corpus, tokens["access_token"])).status_code == 200
+    listed = (await browser.http.get("/api/me/connections")).json()["items"]
+    assert grant.client_id in {c["client_id"] for c in listed}
+    gone = await browser.http.delete(f"/api/me/connections/{grant.client_id}")
+    assert gone.status_code == 204
+    assert (await _post_mcp(flow.http, corpus, tokens["access_token"])).status_code == 401
+    refresh = await flow.http.post(
+        f"{corpus.url}/token",
+        data={
+            "grant_type": "refresh_token",
+            "client_id": grant.client_id,
+            "refresh_token": tokens["refresh_token"],
+        },
+    )
+    assert _error_of(refresh) == "invalid_grant"
+    again = await browser.http.delete(f"/api/me/connections/{grant.client_id}")
+    assert again.status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("redirect_uri", "accepted"),
+    [
+        ("https://agent.example/callback", True),
+        ("http://127.0.0.1:9999/callback", True),
+        ("http://localhost/callback", True),
+        ("http://[::1]:7000/cb", True),
+        ("http://agent.example/callback", False),
+        ("myapp://callback", False),
+    ],
+)
+async def test_registration_takes_https_or_loopback_redirect_uris_only(
+    flow: Flow, redirect_uri: str, accepted: bool
+) -> None:
+    reply = await flow.register(redirect_uris=[redirect_uri])
+    if accepted:
+        assert reply.status_code == 201, reply.text
+    else:
+        assert (reply.status_code, reply.json()["error"]) == (400, "invalid_redirect_uri")
+
+
+async def test_the_metadata_documents_point_at_each_other(corpus: Running) -> None:
+    async with httpx.AsyncClient(base_url=corpus.url) as http:
+        resource = (await http.get("/.well-known/oauth-protected-resource/mcp")).json()
+        server = (await http.get("/.well-known/oauth-authorization-server")).json()
+    assert resource["resource"] == corpus.mcp_url
+    assert [s.rstrip("/") for s in resource["authorization_servers"]] == [corpus.url]
+    assert server["issuer"].rstrip("/") == corpus.url
+    assert server["code_challenge_methods_supported"] == ["S256"]
+    assert {"registration_endpoint", "revocation_endpoint", "token_endpoint"} <= set(server)
+
+
+async def test_registration_can_be_closed_by_setting(settings: Settings) -> None:
+    closed = create_app(
+        make_settings(
+            settings.data_dir, database_url=settings.database_url, oauth_registration="closed"
+        )
+    )
+    transport = httpx.ASGITransport(app=closed)
+    async with (
+        lifespan(closed),
+        httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http,
+    ):
+        reply = await http.post("/register", json={"redirect_uris": [REDIRECT_URI]})
+        assert (reply.status_code, reply.json()["error"]) == (403, "access_denied")
+        metadata = (await http.get("/.well-known/oauth-authorization-server")).json()
+        assert "registration_endpoint" not in metadata
