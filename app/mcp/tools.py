@@ -38,6 +38,8 @@ from app.resources import Resources
 
 T = TypeVar("T")
 
+# Recorded with every question asked here, so that gaps and usage can be told apart by door.
+DOOR = "mcp"
 SearchMode = Literal["hybrid", "dense", "keyword"]
 AskMode = Literal["auto", "fast", "deep"]
 EXTRACTIVE_NOTE = (
@@ -149,7 +151,7 @@ def register(server: MCPServer, resources: Callable[[], Resources]) -> None:
                 query=query, workspaces=workspaces, tags=tags, top_k=top_k, mode=mode
             )
             return await retrieval.search(
-                conn, principal, current.embedder, current.settings, request
+                conn, principal, current.embedder, current.settings, request, door=DOOR
             )
 
         return await run(True, work)
@@ -282,7 +284,7 @@ def register(server: MCPServer, resources: Callable[[], Resources]) -> None:
         async def work(conn: Any, current: Resources) -> Answer:
             request = SearchRequest(query=question, top_k=5)
             result = await retrieval.search(
-                conn, principal, current.embedder, current.settings, request
+                conn, principal, current.embedder, current.settings, request, door=DOOR
             )
             citations = [
                 Citation(
