@@ -37,6 +37,7 @@ logger = logging.getLogger(__name__)
 
 router = APIRouter(prefix="/api/auth/oidc", tags=["auth"])
 
+LOGIN_PATH = "/api/auth/oidc/login"
 CALLBACK_PATH = "/api/auth/oidc/callback"
 # authlib keeps the flow's state, nonce and PKCE verifier in `request.session`: Starlette's
 # SessionMiddleware, under a cookie of its own that only these routes receive, and that lives

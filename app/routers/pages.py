@@ -10,6 +10,10 @@ import secrets
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse
 
+from app.deps import AppSettings
+from app.routers.oidc import LOGIN_PATH as OIDC_LOGIN_PATH
+from app.routers.oidc import configured as oidc_configured
+
 router = APIRouter(include_in_schema=False)
 
 _STYLE = """
@@ -92,16 +96,33 @@ def _page(title: str, body: str, script: str) -> HTMLResponse:
     )
 
 
+# Why an OpenID Connect sign-in came back to this page (app/routers/oidc.py sends the codes).
+# Only these codes are shown: the query string is never echoed into the page.
+_SIGN_IN_ERRORS = {
+    "oidc": "Signing in with your identity provider failed. Try again, or use your password.",
+    "oidc_forbidden": (
+        "Your identity provider signed you in, but that account may not use Corpus. "
+        "Ask an admin to invite you."
+    ),
+}
+
+
 @router.get("/login")
-async def login_page() -> HTMLResponse:
-    """The sign-in form."""
+async def login_page(settings: AppSettings, error: str | None = None) -> HTMLResponse:
+    """The sign-in form, with the single sign-on link when OpenID Connect is configured."""
+    sso = (
+        f'<p class="muted">or <a href="{OIDC_LOGIN_PATH}">sign in with single sign-on</a></p>'
+        if oidc_configured(settings)
+        else ""
+    )
     return _page(
         "Sign in",
         '<h1>Sign in to Corpus</h1><form id="form">'
         '<label for="email">Email</label><input id="email" name="email" type="email" required>'
         '<label for="password">Password</label>'
         '<input id="password" name="password" type="password" required>'
-        '<button type="submit">Sign in</button></form><p id="error" class="error"></p>',
+        f'<button type="submit">Sign in</button></form>{sso}'
+        f'<p id="error" class="error">{html.escape(_SIGN_IN_ERRORS.get(error or "", ""))}</p>',
         _LOGIN_SCRIPT,
     )
 

@@ -427,3 +427,27 @@ async def test_without_oidc_settings_both_routes_are_not_found(
 
     assert reply.status_code == 404
     assert reply.json()["error"]["code"] == "not_found"
+
+
+@pytest.mark.parametrize(
+    ("error", "says"),
+    [("oidc", "Signing in with your identity provider failed"), ("oidc_forbidden", "may not use")],
+)
+async def test_the_sign_in_page_says_why_the_browser_was_sent_back_and_offers_sso_again(
+    browser: httpx.AsyncClient, error: str, says: str
+) -> None:
+    page = await browser.get(f"/login?error={error}")
+
+    assert page.status_code == 200
+    assert says in page.text
+    assert 'href="/api/auth/oidc/login"' in page.text
+
+
+async def test_without_oidc_the_sign_in_page_has_no_sso_link_and_echoes_no_unknown_error(
+    client: httpx.AsyncClient,
+) -> None:
+    page = await client.get("/login", params={"error": "<b>forged</b>"})
+
+    assert page.status_code == 200
+    assert "/api/auth/oidc/login" not in page.text
+    assert "forged" not in page.text
