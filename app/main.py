@@ -17,6 +17,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.sessions import SessionMiddleware
 
+from app import housekeeping
 from app.auth.crypto import SecretBox
 from app.auth.tokens import CookieSigner
 from app.config import Settings, get_settings
@@ -132,9 +133,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 box=SecretBox(secret_key),
                 oidc=oidc.make_client(settings),
             )
-            # The MCP SDK's session manager: stateless, but it still owns a task group.
-            async with mcp_door.server.session_manager.run():
-                yield
+            pruning = asyncio.create_task(housekeeping.run(db), name="housekeeping")
+            try:
+                # The MCP SDK's session manager: stateless, but it still owns a task group.
+                async with mcp_door.server.session_manager.run():
+                    yield
+            finally:
+                pruning.cancel()
+                await asyncio.gather(pruning, return_exceptions=True)
         finally:
             await embedder.aclose()
             await db.dispose()

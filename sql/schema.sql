@@ -361,6 +361,12 @@ CREATE INDEX ix_documents_title ON public.documents USING gin (title public.gin_
 
 CREATE INDEX ix_documents_workspace_id_owner_id_content_sha256 ON public.documents USING btree (workspace_id, owner_id, content_sha256);
 
+CREATE INDEX ix_oauth_authorizations_expires_at ON public.oauth_authorizations USING btree (expires_at);
+
+CREATE INDEX ix_oauth_codes_expires_at ON public.oauth_codes USING btree (expires_at);
+
+CREATE INDEX ix_oauth_tokens_expires_at ON public.oauth_tokens USING btree (expires_at);
+
 CREATE INDEX ix_oauth_tokens_family_id ON public.oauth_tokens USING btree (family_id);
 
 CREATE INDEX ix_oauth_tokens_user_id_client_id ON public.oauth_tokens USING btree (user_id, client_id);

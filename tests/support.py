@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -20,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app import deps
 from app.config import Settings
-from app.db import scratch
+from app.db import migrate, scratch
 from app.db.engine import ReadConnection, WriteConnection
 
 TEST_SECRET = "test-secret-key-that-is-long-enough-0123456789"
@@ -41,6 +42,14 @@ def make_settings(data_dir: Path, **overrides: Any) -> Settings:
 async def new_database(server_url: str, name: str) -> str:
     """Create an empty database on the server; return its URL."""
     return await scratch.create_database(server_url, name)
+
+
+async def migrated_database(server_url: str, data_dir: Path, prefix: str) -> str:
+    """A new database on the server, migrated to head; return its URL. For tests whose writes
+    must commit (a running server, a background task, a second process)."""
+    url = await new_database(server_url, f"{prefix}_{uuid.uuid4().hex[:8]}")
+    await asyncio.to_thread(migrate.upgrade, make_settings(data_dir, database_url=url), url)
+    return url
 
 
 def create_database(server_url: str, name: str) -> str:

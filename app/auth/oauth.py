@@ -323,6 +323,11 @@ async def revoke(conn: WriteConnection, token: str) -> None:
             return
 
 
+async def prune_expired(conn: WriteConnection) -> dict[str, int]:
+    """Delete consent transactions, codes and tokens past their expiry; counts by table."""
+    return await queries.delete_expired(conn)
+
+
 # --- a person's connections -----------------------------------------------------------------
 
 

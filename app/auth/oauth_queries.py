@@ -188,5 +188,16 @@ async def list_consents(conn: ReadConnection, user_id: UUID) -> list[RowMapping]
     return list((await conn.execute(statement)).mappings())
 
 
+async def delete_expired(conn: WriteConnection) -> dict[str, int]:
+    """Delete consent transactions, codes and tokens past their expiry; counts by table.
+
+    A spent refresh token stays until it expires, so that its reuse is caught until then."""
+    counts: dict[str, int] = {}
+    for table in (oauth_authorizations, oauth_codes, oauth_tokens):
+        result = await conn.execute(delete(table).where(table.c.expires_at <= func.now()))
+        counts[table.name] = result.rowcount
+    return counts
+
+
 def expires_in(seconds: int) -> Any:
     return func.now() + func.make_interval(0, 0, 0, 0, 0, 0, seconds)

@@ -146,10 +146,12 @@ async def delete_session(conn: WriteConnection, token_sha256: str) -> None:
     await conn.execute(delete(sessions).where(sessions.c.token_sha256 == token_sha256))
 
 
-async def delete_expired_sessions(conn: WriteConnection, user_id: UUID) -> None:
-    await conn.execute(
-        delete(sessions).where(sessions.c.user_id == user_id, sessions.c.expires_at <= func.now())
-    )
+async def delete_expired_sessions(conn: WriteConnection, user_id: UUID | None = None) -> int:
+    """Delete expired sessions, of one account or of all; returns how many."""
+    statement = delete(sessions).where(sessions.c.expires_at <= func.now())
+    if user_id is not None:
+        statement = statement.where(sessions.c.user_id == user_id)
+    return (await conn.execute(statement)).rowcount
 
 
 # --- sign-in and the throttle ---------------------------------------------------------------

@@ -47,6 +47,11 @@ async def open_session(conn: WriteConnection, signer: CookieSigner, user_id: UUI
     return signer.sign(token)
 
 
+async def prune_expired_sessions(conn: WriteConnection) -> int:
+    """Delete every expired session (signing in prunes only the person's own); returns how many."""
+    return await queries.delete_expired_sessions(conn)
+
+
 async def sign_up(
     conn: WriteConnection,
     signer: CookieSigner,

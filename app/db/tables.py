@@ -368,6 +368,7 @@ oauth_authorizations = Table(
     Column("expires_at", DateTime(timezone=True), nullable=False),
     Column("answered_at", DateTime(timezone=True)),
     Column("user_id", UUID(as_uuid=True), ForeignKey("users.id", ondelete="CASCADE")),
+    Index(None, "expires_at"),
 )
 
 oauth_codes = Table(
@@ -387,6 +388,7 @@ oauth_codes = Table(
     Column("resource", Text),
     _created_at(),
     Column("expires_at", DateTime(timezone=True), nullable=False),
+    Index(None, "expires_at"),
 )
 
 oauth_tokens = Table(
@@ -412,6 +414,7 @@ oauth_tokens = Table(
     CheckConstraint("kind IN ('access', 'refresh')", name="kind"),
     Index(None, "family_id"),
     Index(None, "user_id", "client_id"),
+    Index(None, "expires_at"),
 )
 
 oauth_consents = Table(

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -16,11 +14,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from app.config import Settings
-from app.db import migrate
 from app.db.engine import Database
 from app.main import create_app
 from tests.accounts import Account, make_account
-from tests.support import listening_socket, make_settings, new_database, serving
+from tests.support import listening_socket, make_settings, migrated_database, serving
 
 
 @dataclass
@@ -40,12 +37,6 @@ class Running:
             return await make_account(conn, role, kind=kind)  # type: ignore[arg-type]
 
 
-async def database_for(settings: Settings, server_url: str, data_dir: Path) -> str:
-    url = await new_database(server_url, f"corpus_mcp_{uuid.uuid4().hex[:8]}")
-    await asyncio.to_thread(migrate.upgrade, make_settings(data_dir, database_url=url), url)
-    return url
-
-
 @asynccontextmanager
 async def run_corpus(data_dir: Path, database_url: str) -> AsyncIterator[Running]:
     """Serve Corpus on a free port, its public URL that port."""
@@ -62,7 +53,7 @@ async def run_corpus(data_dir: Path, database_url: str) -> AsyncIterator[Running
 
 @pytest.fixture(scope="module")
 async def corpus(settings: Settings, server_url: str, data_dir: Path) -> AsyncIterator[Running]:
-    database_url = await database_for(settings, server_url, data_dir)
+    database_url = await migrated_database(server_url, data_dir, "corpus_mcp")
     async with run_corpus(data_dir, database_url) as running:
         yield running
 

@@ -20,8 +20,14 @@ from mcp.types import CallToolResult, TextContent
 from app.config import Settings
 from app.db.engine import Database
 from tests.accounts import make_account
-from tests.mcp.conftest import database_for
-from tests.support import TEST_SECRET, child_env, free_port, start_corpus, wait_until_ready
+from tests.support import (
+    TEST_SECRET,
+    child_env,
+    free_port,
+    migrated_database,
+    start_corpus,
+    wait_until_ready,
+)
 
 STOP_TIMEOUT_S = 20
 
@@ -80,7 +86,7 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 async def test_two_server_processes_on_one_database_serve_one_client_alternately_without_errors(
     settings: Settings, server_url: str, data_dir: Path, tmp_path: Path
 ) -> None:
-    database_url = await database_for(settings, server_url, data_dir)
+    database_url = await migrated_database(server_url, data_dir, "corpus_mcp")
     db = Database(database_url)
     try:
         async with db.write() as conn:

@@ -1,0 +1,53 @@
+"""Clean-up the lifespan runs in the background: rows past their expiry are deleted, so that
+tables anyone can add to (an /authorize request needs only a registered client, and each one
+stores a consent transaction) do not grow without bound.
+
+Every process runs it. The deletes are idempotent and touch only expired rows, so replicas need
+no coordination, and a run that fails (the database restarting) is simply tried again at the
+next interval.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from app.auth import oauth
+from app.auth import service as auth_service
+from app.db.engine import Database
+
+logger = logging.getLogger(__name__)
+
+# Expired rows are already refused where they are read; deleting them is only about size, so
+# once an hour is plenty.
+INTERVAL_S = 3600.0
+
+
+async def prune_expired(db: Database) -> dict[str, int]:
+    """Delete expired sessions, consent transactions, codes and tokens in one transaction;
+    returns how many rows went from each table."""
+    async with db.write() as conn:
+        counts = {"sessions": await auth_service.prune_expired_sessions(conn)}
+        counts |= await oauth.prune_expired(conn)
+    return counts
+
+
+async def run(db: Database, interval_s: float = INTERVAL_S) -> None:
+    """Prune at once, then every `interval_s` seconds, until cancelled."""
+    while True:
+        try:
+            counts = await prune_expired(db)
+        except Exception as exc:
+            # The type only: a driver's message can quote a statement's parameters.
+            logger.warning(
+                "pruning expired rows failed (%s); next try in %.0f s",
+                type(exc).__name__,
+                interval_s,
+            )
+        else:
+            if any(counts.values()):
+                logger.info(
+                    "pruned expired rows: %s",
+                    ", ".join(f"{table} {count}" for table, count in counts.items() if count),
+                )
+        await asyncio.sleep(interval_s)
