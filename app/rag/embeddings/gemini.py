@@ -20,6 +20,7 @@ from app.rag.embeddings.remote import (
     Sleep,
     TransientEmbeddingError,
     redact,
+    retry_after,
     with_retries,
 )
 
@@ -84,7 +85,10 @@ class GeminiEmbedder:
                 detail = redact(exc.message or exc.status or "", self._api_key)
                 message = f"gemini answered {exc.code}: {detail}"
                 if exc.code in TRANSIENT_STATUSES:
-                    raise TransientEmbeddingError(message) from exc
+                    headers = getattr(exc.response, "headers", None)
+                    raise TransientEmbeddingError(
+                        message, retry_after_s=retry_after(headers)
+                    ) from exc
                 raise EmbeddingError(message) from exc
             except (httpx2.TransportError, httpx.TransportError) as exc:
                 raise TransientEmbeddingError(

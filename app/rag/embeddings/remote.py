@@ -1,11 +1,14 @@
-"""What the hosted providers share: retries with backoff, error messages that name no key, and a
-JSON endpoint for the OpenAI-style `/embeddings` APIs (OpenAI, Voyage, Ollama, vLLM)."""
+"""What the hosted providers share: retries with backoff (honouring a provider's Retry-After),
+error messages that name no key, and a JSON endpoint for the OpenAI-style `/embeddings` APIs
+(OpenAI, Voyage, Ollama, vLLM)."""
 
 from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
 import httpx
@@ -20,6 +23,10 @@ Sleep = Callable[[float], Awaitable[None]]
 # within seconds when the provider is really down.
 RETRY_DELAYS_S: tuple[float, ...] = (0.5, 2.0)
 TRANSIENT_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+# A provider's Retry-After is honoured up to this long. Someone is waiting on the embedding (a
+# search, an upload), so a provider that asks for a longer pause fails the request at once with
+# a message that says how long it asked for.
+MAX_RETRY_AFTER_S = 10.0
 TIMEOUT_S = 60.0
 MAX_DETAIL_CHARS = 300
 
@@ -29,7 +36,29 @@ _KEY_SHAPES = re.compile(r"\b(?:sk|pa)-[\w\-*.]{6,}|\bAIza[\w\-]{10,}")
 
 
 class TransientEmbeddingError(EmbeddingError):
-    """A failure worth trying again: a network error, a rate limit, a 5xx."""
+    """A failure worth trying again: a network error, a rate limit, a 5xx. `retry_after_s` is
+    the pause the provider asked for, when it named one."""
+
+    def __init__(self, message: str, *, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+def retry_after(headers: Mapping[str, str] | None, now: datetime | None = None) -> float | None:
+    """The seconds a `Retry-After` header asks for (RFC 9110: delay-seconds or an HTTP date),
+    or None when there is none or it cannot be read. `headers` is httpx's (case-insensitive)."""
+    value = (headers or {}).get("retry-after", "").strip()
+    if not value:
+        return None
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:  # an HTTP date is always GMT; a naive one is read as such
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
 def redact(text: str, secret: str | None) -> str:
@@ -46,16 +75,21 @@ async def with_retries(
     delays: Sequence[float] = RETRY_DELAYS_S,
     sleep: Sleep = asyncio.sleep,
 ) -> T:
-    """The result of `attempt`, tried again after each delay while it fails transiently.
+    """The result of `attempt`, tried again after each delay while it fails transiently. When
+    the provider asks for a longer pause than the delay (Retry-After), it gets that pause.
 
     Raises:
-        EmbeddingError: a permanent failure at once, or the last transient one.
+        EmbeddingError: a permanent failure at once, the last transient one, or a transient one
+            whose provider asked for a pause longer than MAX_RETRY_AFTER_S.
     """
     for delay in delays:
         try:
             return await attempt()
-        except TransientEmbeddingError:
-            await sleep(delay)
+        except TransientEmbeddingError as exc:
+            pause = max(delay, exc.retry_after_s or 0.0)
+            if pause > MAX_RETRY_AFTER_S:
+                raise EmbeddingError(f"{exc.message} (asked to retry after {pause:.0f} s)") from exc
+            await sleep(pause)
     try:
         return await attempt()
     except TransientEmbeddingError as exc:
@@ -129,7 +163,7 @@ class JsonEmbeddingsEndpoint:
         detail = redact(_error_detail(response), self._api_key)
         message = f"{self._provider} answered {response.status_code}: {detail}"
         if response.status_code in TRANSIENT_STATUSES:
-            raise TransientEmbeddingError(message)
+            raise TransientEmbeddingError(message, retry_after_s=retry_after(response.headers))
         raise EmbeddingError(message)
 
     async def aclose(self) -> None:

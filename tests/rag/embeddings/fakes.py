@@ -30,6 +30,7 @@ class Reply:
     status: int = 200
     body: Any = None
     drop: bool = False  # close the connection without answering (a network failure)
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 Handler = Callable[[Request], Reply]
@@ -83,7 +84,9 @@ class ScriptedServer:
                 body = json.dumps(reply.body).encode()
                 head = (
                     f"HTTP/1.1 {reply.status} {HTTPStatus(reply.status).phrase}\r\n"
-                    f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+                    f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+                    + "".join(f"{name}: {value}\r\n" for name, value in reply.headers.items())
+                    + "\r\n"
                 )
                 writer.write(head.encode() + body)
                 await writer.drain()

@@ -140,6 +140,31 @@ async def test_rate_limits_and_dropped_connections_are_retried(
     assert sleeps.delays == [0.5, 2.0]
 
 
+async def test_a_rate_limit_waits_as_long_as_the_provider_asks(
+    embedder: OpenAIEmbedder, server: ScriptedServer, sleeps: SleepRecorder
+) -> None:
+    server.enqueue(Reply(429, {"error": {"message": "slow down"}}, headers={"Retry-After": "3"}))
+
+    query = await embedder.embed_query("retry me")
+
+    assert query.shape == (DIM,)
+    assert len(server.requests) == 2
+    assert sleeps.delays == [3.0]
+
+
+async def test_a_rate_limit_asking_for_a_long_pause_fails_at_once(
+    embedder: OpenAIEmbedder, server: ScriptedServer, sleeps: SleepRecorder
+) -> None:
+    server.enqueue(Reply(429, {"error": {"message": "quota"}}, headers={"Retry-After": "120"}))
+
+    with pytest.raises(EmbeddingError) as raised:
+        await embedder.embed_query("retry me")
+
+    assert "asked to retry after 120 s" in raised.value.message
+    assert len(server.requests) == 1
+    assert sleeps.delays == []
+
+
 async def test_three_failures_give_an_embedding_error(
     embedder: OpenAIEmbedder, server: ScriptedServer, sleeps: SleepRecorder
 ) -> None:
