@@ -88,6 +88,19 @@ async def test_a_503_is_retried(
     assert sleeps.delays == [0.5]
 
 
+async def test_a_rate_limit_waits_as_long_as_gemini_asks(
+    embedder: GeminiEmbedder, server: ScriptedServer, sleeps: SleepRecorder
+) -> None:
+    error = {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED"}
+    server.enqueue(Reply(429, {"error": error}, headers={"Retry-After": "4"}))
+
+    query = await embedder.embed_query("retry me")
+
+    assert query.shape == (DIM,)
+    assert len(server.requests) == 2
+    assert sleeps.delays == [4.0]
+
+
 async def test_a_rejected_key_fails_at_once_without_the_key_in_the_message(
     embedder: GeminiEmbedder, server: ScriptedServer, sleeps: SleepRecorder
 ) -> None:
