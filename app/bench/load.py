@@ -76,7 +76,7 @@ class Zipf:
         return " ".join(self.words[int(r)] for r in ranks)
 
 
-def _percentiles(samples_ms: Sequence[float]) -> dict[str, float]:
+def percentiles(samples_ms: Sequence[float]) -> dict[str, float]:
     ordered = sorted(samples_ms)
 
     def at(q: float) -> float:
@@ -275,13 +275,13 @@ async def bench(
                 for mode in MODES:
                     row[mode] = {}
                     for clients, label in ((1, "one_client"), (CONCURRENT_CLIENTS, "8_clients")):
-                        row[mode][label] = _percentiles(
+                        row[mode][label] = percentiles(
                             await _latencies(
                                 db, bench_settings, precomputed, queries, mode, clients
                             )
                         )
                         if mode != "keyword":  # the keyword half embeds nothing
-                            row[mode][f"{label}_with_embedding"] = _percentiles(
+                            row[mode][f"{label}_with_embedding"] = percentiles(
                                 await _latencies(
                                     db, bench_settings, with_embedding, queries[:50], mode, clients
                                 )
