@@ -234,10 +234,17 @@ async def measure(documents: int, n_queries: int) -> dict[str, Any]:
     }
 
 
+def _positive(value: str) -> int:
+    number = int(value) if value.isdigit() else 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of at least 1")
+    return number
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--documents", type=int, default=400)
-    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--documents", type=_positive, default=400)
+    parser.add_argument("--queries", type=_positive, default=300)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     settings = Settings(embeddings_provider="hash")
