@@ -26,8 +26,10 @@ background:#1d4ed8;color:white;cursor:pointer}button.secondary{background:white;
 """
 
 _LOGIN_SCRIPT = """
-const next = new URLSearchParams(location.search).get("next") || "/";
-const safeNext = next.startsWith("/") && !next.startsWith("//") ? next : "/";
+// Only a page of this site: the browser resolves `next` the way it would navigate (a "\\" or
+// a tab in "/\\evil.example" still leads off-site, which a prefix check would miss).
+const next = new URL(new URLSearchParams(location.search).get("next") || "/", location.origin);
+const safeNext = next.origin === location.origin ? next.pathname + next.search : "/";
 document.getElementById("form").addEventListener("submit", async (event) => {
   event.preventDefault();
   const reply = await fetch("/api/auth/login", {
