@@ -260,6 +260,8 @@ async def exchange_code(conn: WriteConnection, client_id: str, code: str) -> Iss
     row = await queries.take_code(conn, sha256(code), client_id)
     if row is None:
         raise InvalidGrant("the authorization code was used already")
+    if not await queries.lock_consent(conn, row["user_id"], client_id):
+        raise InvalidGrant("the person has disconnected this client")
     return await _issue(
         conn,
         client_id=client_id,
@@ -291,11 +293,14 @@ async def rotate_refresh_token(
     replace it.
 
     Raises:
-        InvalidGrant: it was spent meanwhile (then the family is revoked) or revoked.
+        InvalidGrant: it was spent meanwhile (then the family is revoked and the caller must
+            commit that), revoked, or its client disconnected.
     """
     row = await queries.get_token(conn, sha256(token), "refresh", client_id)
     if row is None:
         raise InvalidGrant("unknown refresh token")
+    if not await queries.lock_consent(conn, row["user_id"], client_id):
+        raise InvalidGrant("the person has disconnected this client")
     if not await queries.use_refresh_token(conn, sha256(token)):
         await queries.revoke_family(conn, row["family_id"])
         raise InvalidGrant("the refresh token was used already; its grant is revoked")
@@ -352,10 +357,12 @@ async def disconnect(conn: WriteConnection, principal: Principal, client_id: str
     """Withdraw a client's access: its tokens stop working at once.
 
     Raises:
-        NotFound: this person never authorised the client.
+        NotFound: this person has no consent and no live token for the client.
     """
-    if principal.user_id is None or not await queries.delete_consent(
-        conn, principal.user_id, client_id
-    ):
+    if principal.user_id is None:
         raise NotFound("no connection with this client")
-    await queries.revoke_user_client(conn, principal.user_id, client_id)
+    consented = await queries.delete_consent(conn, principal.user_id, client_id)
+    # Revoke even without a consent row: whatever the person still holds for it must stop.
+    revoked = await queries.revoke_user_client(conn, principal.user_id, client_id)
+    if not consented and not revoked:
+        raise NotFound("no connection with this client")

@@ -121,8 +121,10 @@ async def revoke_family(conn: WriteConnection, family_id: UUID) -> None:
     )
 
 
-async def revoke_user_client(conn: WriteConnection, user_id: UUID, client_id: str) -> None:
-    await conn.execute(
+async def revoke_user_client(conn: WriteConnection, user_id: UUID, client_id: str) -> int:
+    """Revoke every live token of the person and client and drop their pending codes; returns
+    how many tokens were revoked."""
+    revoked = await conn.execute(
         update(oauth_tokens)
         .where(
             oauth_tokens.c.user_id == user_id,
@@ -136,6 +138,7 @@ async def revoke_user_client(conn: WriteConnection, user_id: UUID, client_id: st
             oauth_codes.c.user_id == user_id, oauth_codes.c.client_id == client_id
         )
     )
+    return revoked.rowcount
 
 
 async def upsert_consent(
@@ -150,6 +153,18 @@ async def upsert_consent(
             set_={"scopes": statement.excluded.scopes, "created_at": func.now()},
         )
     )
+
+
+async def lock_consent(conn: WriteConnection, user_id: UUID, client_id: str) -> bool:
+    """Hold the person's consent to the client until the transaction ends; False when there is
+    none. A disconnect deletes the row, so it waits for a token being issued under the lock, and
+    its revocation then sees the new tokens."""
+    statement = (
+        select(oauth_consents.c.user_id)
+        .where(oauth_consents.c.user_id == user_id, oauth_consents.c.client_id == client_id)
+        .with_for_update(read=True)
+    )
+    return (await conn.execute(statement)).first() is not None
 
 
 async def delete_consent(conn: WriteConnection, user_id: UUID, client_id: str) -> bool:

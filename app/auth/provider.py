@@ -133,12 +133,14 @@ class CorpusAuthProvider(
         self, client: OAuthClientInformationFull, authorization_code: AuthorizationCode
     ) -> OAuthToken:
         assert client.client_id is not None
-        try:
-            async with self._resources().db.write() as conn:
+        async with self._resources().db.write() as conn:
+            try:
                 issued = await oauth.exchange_code(conn, client.client_id, authorization_code.code)
-        except oauth.InvalidGrant as exc:
-            raise TokenError("invalid_grant", str(exc)) from None
-        return _oauth_token(issued)
+            except oauth.InvalidGrant as exc:
+                refusal = exc  # committed: the code is spent either way
+            else:
+                return _oauth_token(issued)
+        raise TokenError("invalid_grant", str(refusal))
 
     # --- refresh ----------------------------------------------------------------------------
 
@@ -167,14 +169,20 @@ class CorpusAuthProvider(
         assert client.client_id is not None
         try:
             async with self._resources().db.write() as conn:
-                issued = await oauth.rotate_refresh_token(
-                    conn, client.client_id, refresh_token.token, scopes
-                )
-        except oauth.InvalidGrant as exc:
-            raise TokenError("invalid_grant", str(exc)) from None
+                try:
+                    issued = await oauth.rotate_refresh_token(
+                        conn, client.client_id, refresh_token.token, scopes
+                    )
+                except oauth.InvalidGrant as exc:
+                    # Committed, not rolled back: when a concurrent refresh spent the token
+                    # first, its family was just revoked, and that must stick.
+                    refusal = exc
+                else:
+                    return _oauth_token(issued)
         except ValidationFailed as exc:
+            # Rolled back: widening the scope must not spend the token.
             raise TokenError("invalid_scope", exc.message) from None
-        return _oauth_token(issued)
+        raise TokenError("invalid_grant", str(refusal))
 
     # --- access -----------------------------------------------------------------------------
 

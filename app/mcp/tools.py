@@ -90,11 +90,18 @@ class Deleted(BaseModel):
     deleted: UUID
 
 
-def _caller() -> Principal:
+def _caller(*, temporary_password_ok: bool = False) -> Principal:
     token = get_access_token()
     if not isinstance(token, CallerToken):
         # /mcp is behind the SDK's bearer middleware, so this means a wiring fault.
         raise ToolError("unauthenticated: no credential reached this tool")
+    if token.principal.must_change_password and not temporary_password_ok:
+        # As on /api, where only the account routes answer: a temporary password must be
+        # changed before anything else.
+        raise ToolError(
+            "forbidden: this account still has its temporary password; sign in to the web app "
+            "and change it first"
+        )
     return token.principal
 
 
@@ -126,7 +133,7 @@ def register(server: MCPServer, resources: Callable[[], Resources]) -> None:
     @server.tool()
     async def whoami() -> Whoami:
         """Who you are to Corpus: your account, role, persona, and the tools your role allows."""
-        principal = _caller()
+        principal = _caller(temporary_password_ok=True)
         return Whoami(
             email=principal.email,
             role=principal.role,

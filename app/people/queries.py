@@ -10,7 +10,14 @@ from sqlalchemy import ColumnElement, RowMapping, delete, func, select, text, tu
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from app.db.engine import ReadConnection, WriteConnection
-from app.db.tables import audit_log, sessions, users
+from app.db.tables import (
+    audit_log,
+    oauth_codes,
+    oauth_consents,
+    oauth_tokens,
+    sessions,
+    users,
+)
 from app.people.schemas import AuditEntry, AuditFilters, User
 
 # No activity for this long makes an account "dormant" in the people list.
@@ -128,6 +135,19 @@ async def account_row(conn: ReadConnection, user_id: UUID) -> RowMapping | None:
 async def end_sessions(conn: WriteConnection, user_id: UUID) -> int:
     """End every session of an account: how a cookie is invalidated server-side."""
     result = await conn.execute(delete(sessions).where(sessions.c.user_id == user_id))
+    return result.rowcount
+
+
+async def end_oauth_grants(conn: WriteConnection, user_id: UUID) -> int:
+    """Withdraw every OAuth client's access to an account: consents, pending codes and live
+    tokens; returns how many tokens were revoked."""
+    await conn.execute(delete(oauth_consents).where(oauth_consents.c.user_id == user_id))
+    await conn.execute(delete(oauth_codes).where(oauth_codes.c.user_id == user_id))
+    result = await conn.execute(
+        update(oauth_tokens)
+        .where(oauth_tokens.c.user_id == user_id, oauth_tokens.c.revoked_at.is_(None))
+        .values(revoked_at=func.now())
+    )
     return result.rowcount
 
 

@@ -291,8 +291,10 @@ async def set_password(
     must_change: bool,
     action: str,
 ) -> None:
-    """Store a new password and end every session of the account (its other browsers, and any
-    stolen cookie, stop working). The audit entry records that it changed, never the value.
+    """Store a new password and end every session of the account and every OAuth client's access
+    to it (its other browsers, any stolen cookie, and any app approved under the old password
+    stop working; API keys stay, being an admin's to revoke). The audit entry records that it
+    changed, never the value.
 
     Raises:
         ValidationFailed: the password breaks the rules, or the account is an agent's.
@@ -308,6 +310,7 @@ async def set_password(
         {"password_hash": passwords.hash_password(password), "must_change_password": must_change},
     )
     await queries.end_sessions(conn, user_id)
+    await queries.end_oauth_grants(conn, user_id)
     await record(
         conn,
         actor,

@@ -30,8 +30,11 @@ from mcp.shared.auth import (
 from pydantic import AnyUrl
 from sqlalchemy import text
 
+from app.auth import oauth
+from app.auth.principal import LOCAL_ADMIN
 from app.config import Settings
 from app.main import create_app
+from app.people import service as people_service
 from tests.accounts import PASSWORD, Account
 from tests.mcp.conftest import Running, mcp_client
 from tests.support import lifespan, make_settings
@@ -518,3 +521,111 @@ async def test_registration_can_be_closed_by_setting(settings: Settings) -> None
         assert (reply.status_code, reply.json()["error"]) == (403, "access_denied")
         metadata = (await http.get("/.well-known/oauth-authorization-server")).json()
         assert "registration_endpoint" not in metadata
+
+
+async def _refresh(flow: Flow, client_id: str, refresh_token: str) -> httpx.Response:
+    return await flow.http.post(
+        f"{flow.corpus.url}/token",
+        data={
+            "grant_type": "refresh_token",
+            "client_id": client_id,
+            "refresh_token": refresh_token,
+        },
+    )
+
+
+def _sha256(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+async def test_two_refreshes_racing_with_one_token_leave_no_working_token(
+    flow: Flow, corpus: Running
+) -> None:
+    grant = await flow.grant()
+    tokens = (await flow.token(grant)).json()
+    # Hold the refresh token's row, so that both refreshes pass the first check and then queue
+    # on spending it: one spends it, the other finds it spent and revokes the grant.
+    async with corpus.db.write() as conn:
+        await conn.execute(
+            text("SELECT 1 FROM oauth_tokens WHERE token_sha256 = :d FOR UPDATE"),
+            {"d": _sha256(tokens["refresh_token"])},
+        )
+        racing = [
+            asyncio.create_task(_refresh(flow, grant.client_id, tokens["refresh_token"]))
+            for _ in range(2)
+        ]
+        await asyncio.sleep(1.0)
+    replies = await asyncio.gather(*racing)
+
+    assert sorted(reply.status_code for reply in replies) == [200, 400]
+    [won] = [reply.json() for reply in replies if reply.status_code == 200]
+    [lost] = [reply for reply in replies if reply.status_code == 400]
+    assert _error_of(lost) == "invalid_grant"
+    # The revocation the loser made was kept although its reply was an error.
+    assert (await _post_mcp(flow.http, corpus, won["access_token"])).status_code == 401
+    assert _error_of(await _refresh(flow, grant.client_id, won["refresh_token"])) == "invalid_grant"
+
+
+async def test_a_disconnect_during_a_refresh_also_stops_the_tokens_that_refresh_made(
+    flow: Flow, browser: Browser, corpus: Running
+) -> None:
+    grant = await flow.grant()
+    tokens = (await flow.token(grant)).json()
+    # A refresh in flight: its transaction has issued new tokens but not committed yet.
+    async with corpus.db.write() as conn:
+        issued = await oauth.rotate_refresh_token(
+            conn, grant.client_id, tokens["refresh_token"], []
+        )
+        disconnecting = asyncio.create_task(
+            browser.http.delete(f"/api/me/connections/{grant.client_id}")
+        )
+        await asyncio.sleep(1.0)
+        # The disconnect waits for the refresh rather than revoking around it.
+        assert not disconnecting.done()
+    assert (await disconnecting).status_code == 204
+
+    assert (await _post_mcp(flow.http, corpus, issued.access_token)).status_code == 401
+    assert _error_of(await _refresh(flow, grant.client_id, issued.refresh_token)) == "invalid_grant"
+    listed = (await browser.http.get("/api/me/connections")).json()["items"]
+    assert grant.client_id not in {c["client_id"] for c in listed}
+
+
+async def test_a_refresh_after_a_disconnect_is_refused(
+    flow: Flow, browser: Browser, corpus: Running
+) -> None:
+    grant = await flow.grant()
+    tokens = (await flow.token(grant)).json()
+    async with corpus.db.write() as conn:
+        # The disconnect as it lands first: the consent is gone, the tokens not yet revoked.
+        await conn.execute(
+            text("DELETE FROM oauth_consents WHERE client_id = :c"), {"c": grant.client_id}
+        )
+    refused = await _refresh(flow, grant.client_id, tokens["refresh_token"])
+    assert _error_of(refused) == "invalid_grant"
+    # Disconnecting again still revokes what is left, then has nothing more to do.
+    assert (await browser.http.delete(f"/api/me/connections/{grant.client_id}")).status_code == 204
+    assert (await _post_mcp(flow.http, corpus, tokens["access_token"])).status_code == 401
+    assert (await browser.http.delete(f"/api/me/connections/{grant.client_id}")).status_code == 404
+
+
+async def test_a_password_reset_withdraws_every_app_the_person_approved(
+    corpus: Running,
+) -> None:
+    person = await corpus.account("editor")
+    async with signed_in_browser(corpus, person) as browser, httpx.AsyncClient() as http:
+        flow = Flow(corpus, browser, http)
+        grant = await flow.grant()
+        tokens = (await flow.token(grant)).json()
+        assert (await _post_mcp(http, corpus, tokens["access_token"])).status_code == 200
+        async with corpus.db.write() as conn:
+            await people_service.reset_password(conn, LOCAL_ADMIN, person.user.id)
+
+        assert (await _post_mcp(http, corpus, tokens["access_token"])).status_code == 401
+        assert _error_of(await _refresh(flow, grant.client_id, tokens["refresh_token"])) == (
+            "invalid_grant"
+        )
+    async with corpus.db.read() as conn:
+        consents = await conn.execute(
+            text("SELECT count(*) FROM oauth_consents WHERE user_id = :u"), {"u": person.user.id}
+        )
+        assert consents.scalar_one() == 0

@@ -23,6 +23,7 @@ from app.auth.principal import LOCAL_ADMIN
 from app.documents import service as documents_service
 from app.documents.schemas import WorkspaceCreate
 from app.main import create_app
+from app.people import service as people_service
 from tests.accounts import Account
 from tests.mcp.conftest import Running, mcp_client
 from tests.support import lifespan, make_settings
@@ -263,6 +264,23 @@ async def test_whoami_reports_the_account_and_the_tools_its_role_allows(
     assert (me["email"], me["role"], me["kind"]) == (account.user.email, role, kind)
     expected = TOOLS - WRITE_TOOLS if role == "viewer" else TOOLS
     assert sorted(me["tools"]) == sorted(expected)
+
+
+async def test_a_temporary_password_must_be_changed_before_any_tool_but_whoami(
+    corpus: Running,
+) -> None:
+    account = await corpus.account("editor")
+    async with corpus.db.write() as conn:
+        await people_service.reset_password(conn, LOCAL_ADMIN, account.user.id)
+    async with mcp_client(corpus.mcp_url, account.key) as client:
+        me = _ok(await client.call_tool("whoami", {}))
+        refused = await client.call_tool("search_docs", {"query": "anything"})
+        upload = await client.call_tool("upload_document", {"title": "T", "content": "Body."})
+    assert me["email"] == account.user.email
+    assert _code(refused) == "forbidden"
+    assert "temporary password" in _error_text(refused)
+    assert _code(upload) == "forbidden"
+    assert await _owned_documents(corpus, account) == 0
 
 
 # --- roles and visibility ---------------------------------------------------------------------
