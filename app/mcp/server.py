@@ -47,6 +47,24 @@ class McpDoor:
     routes: list[BaseRoute]
 
 
+# A token request is a few form fields. The guard reads the body before the SDK's own size
+# limit does, so it enforces one of its own: nobody may make the process buffer more.
+MAX_TOKEN_REQUEST_BYTES = 64 * 1024
+
+
+async def _oauth_error(send: Send, status: int, error: str, description: str) -> None:
+    """An RFC 6749 error object, never cached."""
+    body = json.dumps({"error": error, "error_description": description}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"cache-control", b"no-store")],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
 class _ResourceGuard:
     """RFC 8707 at /token: a token request naming a resource other than ours is refused with
     `invalid_target`. (The SDK binds the resource given at /authorize into the code, but does
@@ -60,31 +78,29 @@ class _ResourceGuard:
         if scope["type"] != "http" or scope["path"] != "/token" or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
-        body = b""
+        too_large = "a token request is at most 64 KiB"
+        declared = dict(scope["headers"]).get(b"content-length", b"0")
+        if not declared.isdigit() or int(declared) > MAX_TOKEN_REQUEST_BYTES:
+            await _oauth_error(send, 413, "invalid_request", too_large)
+            return
+        chunks: list[bytes] = []
+        size = 0
         more = True
         while more:
             message = await receive()
-            body += message.get("body", b"")
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > MAX_TOKEN_REQUEST_BYTES:
+                await _oauth_error(send, 413, "invalid_request", too_large)
+                return
+            chunks.append(chunk)
             more = message.get("more_body", False)
+        body = b"".join(chunks)
         asked = parse_qs(body.decode("latin-1")).get("resource", [])
         if any(r.rstrip("/") != self.resource for r in asked):
-            reply = json.dumps(
-                {
-                    "error": "invalid_target",
-                    "error_description": f"this server issues tokens for {self.resource}",
-                }
-            ).encode()
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 400,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"cache-control", b"no-store"),
-                    ],
-                }
+            await _oauth_error(
+                send, 400, "invalid_target", f"this server issues tokens for {self.resource}"
             )
-            await send({"type": "http.response.body", "body": reply})
             return
 
         replayed = False

@@ -629,3 +629,26 @@ async def test_a_password_reset_withdraws_every_app_the_person_approved(
             text("SELECT count(*) FROM oauth_consents WHERE user_id = :u"), {"u": person.user.id}
         )
         assert consents.scalar_one() == 0
+
+
+async def test_an_oversized_token_request_is_refused_before_it_is_read(corpus: Running) -> None:
+    form = {"grant_type": "authorization_code", "code": "x" * (100 * 1024)}
+
+    async def streamed() -> AsyncIterator[bytes]:
+        # No Content-Length: chunked, so only counting what arrives can stop it.
+        yield b"grant_type=authorization_code&code="
+        for _ in range(100):
+            yield b"x" * 1024
+
+    async with httpx.AsyncClient(base_url=corpus.url) as http:
+        declared = await http.post("/token", data=form)
+        chunked = await http.post(
+            "/token",
+            content=streamed(),
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+        )
+        small = await http.post("/token", data={"grant_type": "authorization_code"})
+    for reply in (declared, chunked):
+        assert (reply.status_code, reply.json()["error"]) == (413, "invalid_request")
+    # An ordinary (if wrong) request still reaches the SDK's handler.
+    assert (small.status_code, small.json()["error"]) == (401, "invalid_client")
