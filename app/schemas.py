@@ -4,9 +4,21 @@ from __future__ import annotations
 
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel
+from pydantic import AfterValidator, BaseModel
 
 T = TypeVar("T")
+
+
+def _refuse_nul(value: str) -> str:
+    # PostgreSQL's text cannot hold U+0000: refused here, with a message that says so, rather
+    # than failing in the database after the work (an embedding, say) was done.
+    if "\x00" in value:
+        raise ValueError("must not contain the NUL character (U+0000)")
+    return value
+
+
+# For every text field of an input: `Annotated[str, NoNul]`.
+NoNul = AfterValidator(_refuse_nul)
 
 
 class ErrorDetail(BaseModel):

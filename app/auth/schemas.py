@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints
 
 from app.auth.capabilities import McpTool, Role
 from app.people.schemas import DisplayName, Kind, PersonaSlug
+from app.schemas import NoNul
 
 # Long enough for any password the rules accept; a cap keeps a megabyte body from costing CPU.
 Password = Annotated[str, Field(max_length=1000)]
@@ -27,7 +28,7 @@ class LoginRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     # Not EmailStr: a malformed address is a failed sign-in like any other.
-    email: Annotated[str, StringConstraints(strip_whitespace=True, max_length=320)]
+    email: Annotated[str, StringConstraints(strip_whitespace=True, max_length=320), NoNul]
     password: Password
 
 
@@ -49,7 +50,9 @@ class Me(BaseModel):
     must_change_password: bool
 
 
-KeyName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+KeyName = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), NoNul
+]
 
 
 class ApiKey(BaseModel):

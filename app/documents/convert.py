@@ -20,6 +20,7 @@ from docx.text.paragraph import Paragraph
 from markdownify import MarkdownConverter
 from pypdf import PasswordType, PdfReader
 
+from app.documents.schemas import MAX_TITLE_CHARS
 from app.errors import UnsupportedMediaType, ValidationFailed
 
 MARKDOWN = "text/markdown"
@@ -100,7 +101,16 @@ def to_markdown(data: bytes, *, filename: str | None, content_type: str | None) 
         raise ValidationFailed("the document is empty")
     if media_type == MARKDOWN:
         title = _markdown_title(markdown)
-    return Converted(markdown=markdown, media_type=media_type, title=title)
+    return Converted(markdown=markdown, media_type=media_type, title=clean_title(title))
+
+
+def clean_title(title: str | None) -> str | None:
+    """A title from a file's metadata or first heading, fit for a document: one line, no NUL,
+    at most MAX_TITLE_CHARS."""
+    if title is None:
+        return None
+    title = " ".join(title.replace("\x00", "").split())[:MAX_TITLE_CHARS].strip()
+    return title or None
 
 
 def _detect(data: bytes, filename: str | None, content_type: str | None) -> str:
@@ -150,6 +160,9 @@ def _decode(data: bytes) -> str:
 
 
 def _normalise(markdown: str) -> str:
+    # A NUL in text extracted from a PDF or DOCX is an extraction artefact (PostgreSQL's text
+    # cannot hold one); text files with NUL bytes were refused as binary before this.
+    markdown = markdown.replace("\x00", "")
     markdown = markdown.replace("\r\n", "\n").replace("\r", "\n")
     markdown = "\n".join(line.rstrip() for line in markdown.split("\n"))
     return _BLANK_LINES.sub("\n\n\n", markdown).strip()

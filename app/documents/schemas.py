@@ -8,6 +8,8 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
+from app.schemas import NoNul
+
 Visibility = Literal["org", "private"]
 Tier = Literal["core", "reference", "community"]
 
@@ -16,16 +18,22 @@ SLUG_PATTERN = r"^[a-z0-9][a-z0-9_-]{1,63}$"
 # word PROPRIETARY.
 LICENSE_PATTERN = r"^(PROPRIETARY|[A-Za-z0-9][A-Za-z0-9.+-]{0,63})$"
 MAX_TAGS = 32
+MAX_TITLE_CHARS = 500
 
 Slug = Annotated[str, StringConstraints(pattern=SLUG_PATTERN)]
 License = Annotated[str, StringConstraints(pattern=LICENSE_PATTERN)]
-Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
+Title = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE_CHARS), NoNul
+]
 Tag = Annotated[
     str,
     StringConstraints(
         strip_whitespace=True, to_lower=True, min_length=1, max_length=64, pattern=r"^[^,\s]+$"
     ),
+    NoNul,
 ]
+# Free text of an input (descriptions, content, filters).
+PlainText = Annotated[str, NoNul]
 
 
 class _Input(BaseModel):
@@ -48,14 +56,14 @@ class Workspace(BaseModel):
 class WorkspaceCreate(_Input):
     slug: Slug
     title: Title
-    description: str = Field(default="", max_length=4000)
+    description: PlainText = Field(default="", max_length=4000)
     license: License | None = None
     tier: Tier = "community"
 
 
 class WorkspaceUpdate(_Input):
     title: Title | None = None
-    description: str | None = Field(default=None, max_length=4000)
+    description: PlainText | None = Field(default=None, max_length=4000)
     license: License | None = None
     tier: Tier | None = None
 
@@ -66,11 +74,11 @@ def _unique_tags(tags: list[str]) -> list[str]:
 
 class DocumentCreate(_Input):
     title: Title
-    content: str = Field(min_length=1)
+    content: PlainText = Field(min_length=1)
     workspace: Slug | None = None
     visibility: Visibility = "org"
     tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
-    source: str | None = Field(default=None, max_length=2000)
+    source: PlainText | None = Field(default=None, max_length=2000)
 
     _tags = field_validator("tags")(_unique_tags)
 
@@ -79,7 +87,7 @@ class DocumentUpdate(_Input):
     title: Title | None = None
     tags: list[Tag] | None = Field(default=None, max_length=MAX_TAGS)
     visibility: Visibility | None = None
-    content: str | None = Field(default=None, min_length=1)
+    content: PlainText | None = Field(default=None, min_length=1)
 
     @field_validator("tags")
     @classmethod
@@ -122,8 +130,8 @@ class Chunk(BaseModel):
 
 
 class DocumentFilters(BaseModel):
-    workspace: str | None = None
-    tag: str | None = None
+    workspace: PlainText | None = None
+    tag: PlainText | None = None
     owner: UUID | None = None
     visibility: Visibility | None = None
-    q: str | None = Field(default=None, max_length=500)
+    q: PlainText | None = Field(default=None, max_length=500)

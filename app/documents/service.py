@@ -13,13 +13,14 @@ from typing import Any, Literal
 from uuid import UUID
 
 import numpy as np
+from pydantic import ValidationError
 
 from app.auth.principal import Principal
 from app.config import Settings
 from app.db.engine import ReadConnection, WriteConnection
 from app.db.paging import decode_cursor, encode_cursor
 from app.documents import queries
-from app.documents.convert import to_markdown
+from app.documents.convert import clean_title, to_markdown
 from app.documents.schemas import (
     Chunk,
     Document,
@@ -263,15 +264,21 @@ async def create_from_file(
     if len(data) > settings.max_upload_bytes:
         raise TooLarge(f"the file is over the upload limit of {settings.max_upload_mb} MB")
     converted = to_markdown(data, filename=filename, content_type=content_type)
-    fallback = PurePath(filename).stem if filename else None
-    document = DocumentCreate(
-        title=title or converted.title or fallback or "Untitled",
-        content=converted.markdown,
-        workspace=workspace,
-        visibility=visibility,
-        tags=tags,
-        source=source or filename,
-    )
+    # The file's name may carry anything a client sends: clean it as a converted title is.
+    fallback = clean_title(PurePath(filename).stem) if filename else None
+    try:
+        document = DocumentCreate(
+            title=title or converted.title or fallback or "Untitled",
+            content=converted.markdown,
+            workspace=workspace,
+            visibility=visibility,
+            tags=tags,
+            source=source or filename,
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise ValidationFailed(f"{where}: {first['msg']}") from None
     return await create(
         conn, principal, embedder, settings, document, media_type=converted.media_type
     )

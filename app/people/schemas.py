@@ -9,9 +9,10 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints
 
 from app.auth.capabilities import Role
+from app.schemas import NoNul
 
 Kind = Literal["human", "agent"]
-DisplayName = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
+DisplayName = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200), NoNul]
 # Persona slugs are the workspace slugs' shape (the multi-corpus work defines the personas).
 PersonaSlug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_-]{1,63}$")]
 
@@ -75,6 +76,6 @@ class AuditEntry(BaseModel):
 
 class AuditFilters(BaseModel):
     # Not extra="forbid": the query string also carries `limit` and `cursor`.
-    actor: str | None = Field(default=None, max_length=320)  # an account's id or email
-    action: str | None = Field(default=None, max_length=100)
-    target: str | None = Field(default=None, max_length=200)
+    actor: Annotated[str, NoNul] | None = Field(default=None, max_length=320)  # id or email
+    action: Annotated[str, NoNul] | None = Field(default=None, max_length=100)
+    target: Annotated[str, NoNul] | None = Field(default=None, max_length=200)

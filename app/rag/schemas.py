@@ -7,7 +7,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.documents.schemas import Slug, Tag
+from app.documents.schemas import PlainText, Slug, Tag
 
 SearchMode = Literal["hybrid", "dense", "keyword"]
 
@@ -15,7 +15,7 @@ SearchMode = Literal["hybrid", "dense", "keyword"]
 class SearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    query: str = Field(min_length=1)
+    query: PlainText = Field(min_length=1)
     workspaces: list[Slug] | None = Field(default=None, max_length=100)
     tags: list[Tag] | None = Field(default=None, max_length=32)
     top_k: int = Field(default=10, ge=1, le=100)

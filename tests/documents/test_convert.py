@@ -20,8 +20,10 @@ from app.documents.convert import (
     PLAIN_TEXT,
     SUPPORTED_MEDIA_TYPES,
     SUPPORTED_SUFFIXES,
+    clean_title,
     to_markdown,
 )
+from app.documents.schemas import MAX_TITLE_CHARS
 from app.errors import UnsupportedMediaType, ValidationFailed
 
 
@@ -385,3 +387,18 @@ def test_a_corrupt_docx_is_rejected(data: bytes) -> None:
         to_markdown(data, filename="broken.docx", content_type=None)
 
     assert failure.value.code == "validation_error"
+
+
+@pytest.mark.parametrize(
+    ("raw", "cleaned"),
+    [
+        ("  Release\x00 notes\n for 2.0 ", "Release notes for 2.0"),
+        ("\x00 \n", None),
+        (None, None),
+        ("word " * 200, ("word " * 200)[:MAX_TITLE_CHARS].strip()),
+    ],
+)
+def test_a_title_from_a_file_is_one_line_without_nul_and_not_too_long(
+    raw: str | None, cleaned: str | None
+) -> None:
+    assert clean_title(raw) == cleaned

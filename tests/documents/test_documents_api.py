@@ -74,6 +74,28 @@ async def test_a_markdown_file_upload_is_converted_and_stored(client: httpx.Asyn
     assert body["source"] == "notes.md"
 
 
+async def test_a_file_whose_name_cannot_be_stored_is_a_422_and_writes_nothing(
+    client: httpx.AsyncClient,
+) -> None:
+    before = (await client.get("/api/documents")).json()["items"]
+    # Built by hand: httpx would percent-encode the NUL in the file name.
+    body = (
+        b"--b0undary\r\n"
+        b'Content-Disposition: form-data; name="file"; filename="no\x00tes.txt"\r\n'
+        b"Content-Type: text/plain\r\n\r\n"
+        b"Plain words.\n\r\n"
+        b"--b0undary--\r\n"
+    )
+    response = await client.post(
+        "/api/documents",
+        content=body,
+        headers={"content-type": "multipart/form-data; boundary=b0undary"},
+    )
+    assert response.status_code == 422, response.text
+    assert response.json()["error"]["code"] == "validation_error"
+    assert (await client.get("/api/documents")).json()["items"] == before
+
+
 async def test_an_unsupported_file_is_a_415(client: httpx.AsyncClient) -> None:
     png = b"\x89PNG\r\n\x1a\n" + bytes(64)
     response = await client.post("/api/documents", files={"file": ("x.png", png, "image/png")})
@@ -103,6 +125,10 @@ async def test_a_body_that_is_neither_json_nor_multipart_is_a_415(
         {"title": "t", "content": "x", "workspace": "Not A Slug"},
         {"title": "t", "content": "x", "workspace": "no-such-workspace"},
         {"title": "t", "content": "   \n  "},
+        {"title": "t", "content": "a\u0000b"},
+        {"title": "t\u0000", "content": "x"},
+        {"title": "t", "content": "x", "tags": ["a\u0000"]},
+        {"title": "t", "content": "x", "source": "a\u0000"},
     ],
 )
 async def test_bad_documents_are_refused_and_write_nothing(

@@ -368,8 +368,25 @@ async def test_a_private_document_is_its_owners_alone(corpus: Running) -> None:
         ("upload_document", {"title": "Lost", "content": "Body.", "workspace": "no-such-space"}),
         ("upload_document", {"title": "Empty", "content": "   "}),
         ("search_docs", {"query": "anything", "workspaces": ["no-such-space"]}),
+        ("upload_document", {"title": "Nul", "content": "a\x00b"}),
+        ("upload_document", {"title": "Nul\x00", "content": "Body."}),
+        ("upload_document", {"title": "Nul", "content": "Body.", "tags": ["a\x00"]}),
+        ("search_docs", {"query": "nul\x00query"}),
+        ("list_documents", {"q": "nul\x00"}),
     ],
-    ids=["both-contents", "no-content", "bad-base64", "unknown-workspace", "blank", "search-ws"],
+    ids=[
+        "both-contents",
+        "no-content",
+        "bad-base64",
+        "unknown-workspace",
+        "blank",
+        "search-ws",
+        "nul-content",
+        "nul-title",
+        "nul-tag",
+        "nul-query",
+        "nul-filter",
+    ],
 )
 async def test_bad_arguments_are_a_validation_error_and_change_nothing(
     corpus: Running, tool: str, arguments: dict[str, Any]
