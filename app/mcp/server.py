@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, parse_qsl, urlencode, urlsplit, urlunsplit
 
 from mcp.server import MCPServer
 from mcp.server.auth.settings import (
@@ -65,19 +65,47 @@ async def _oauth_error(send: Send, status: int, error: str, description: str) ->
     await send({"type": "http.response.body", "body": body})
 
 
-class _ResourceGuard:
-    """RFC 8707 at /token: a token request naming a resource other than ours is refused with
-    `invalid_target`. (The SDK binds the resource given at /authorize into the code, but does
-    not compare the one sent to /token.)"""
+METADATA_PATH = "/.well-known/oauth-authorization-server"
+CONSENT_PATH = "/oauth/consent"
 
-    def __init__(self, app: ASGIApp, resource: str) -> None:
+
+def _add_query(uri: str, **params: str) -> str:
+    parts = urlsplit(uri)
+    query = parse_qsl(parts.query, keep_blank_values=True) + list(params.items())
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+class _OAuthEdges:
+    """Where the SDK's OAuth routes fall short of the RFCs, mended at the edge rather than by
+    replacing its handlers:
+
+    - RFC 8707 at /token: a request naming a resource other than ours gets `invalid_target`
+      (the SDK binds the resource given at /authorize into the code, but does not compare the
+      one sent to /token). The body is read here first, so the size limit is ours too.
+    - RFC 9207: every redirect from /authorize back to the client carries `iss` (the SDK's
+      error redirects do not; our consent answers do), and the metadata says so, so that
+      clients enforce it.
+    """
+
+    def __init__(self, app: ASGIApp, *, resource: str, issuer: str, public_url: str) -> None:
         self.app = app
         self.resource = resource
+        self.issuer = issuer  # as the metadata renders it, compared as a string by clients
+        self.consent_url = f"{public_url}{CONSENT_PATH}?"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] != "/token" or scope["method"] != "POST":
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
-            return
+        elif scope["path"] == "/token" and scope["method"] == "POST":
+            await self._token(scope, receive, send)
+        elif scope["path"] == "/authorize":
+            await self.app(scope, receive, self._with_iss(send))
+        elif scope["path"] == METADATA_PATH and scope["method"] == "GET":
+            await self.app(scope, receive, self._advertising_iss(send))
+        else:
+            await self.app(scope, receive, send)
+
+    async def _token(self, scope: Scope, receive: Receive, send: Send) -> None:
         too_large = "a token request is at most 64 KiB"
         declared = dict(scope["headers"]).get(b"content-length", b"0")
         if not declared.isdigit() or int(declared) > MAX_TOKEN_REQUEST_BYTES:
@@ -114,6 +142,57 @@ class _ResourceGuard:
 
         await self.app(scope, replay, send)
 
+    def _with_iss(self, send: Send) -> Send:
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = []
+                for name, value in message.get("headers", []):
+                    if name.lower() == b"location":
+                        value = self._stamped(value.decode("latin-1")).encode("latin-1")
+                    headers.append((name, value))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        return sending
+
+    def _stamped(self, location: str) -> str:
+        if location.startswith(self.consent_url):
+            return location  # our own consent screen, not yet the client
+        if "iss" in parse_qs(urlsplit(location).query):
+            return location
+        return _add_query(location, iss=self.issuer)
+
+    def _advertising_iss(self, send: Send) -> Send:
+        # The document is small and sent whole: hold the start until the body is known, to
+        # give it the right length.
+        start: Message | None = None
+        chunks: list[bytes] = []
+
+        async def sending(message: Message) -> None:
+            nonlocal start
+            if message["type"] == "http.response.start":
+                start = message
+                return
+            if message["type"] != "http.response.body" or start is None:
+                await send(message)
+                return
+            chunks.append(message.get("body", b""))
+            if message.get("more_body", False):
+                return
+            body = b"".join(chunks)
+            if start["status"] == 200:
+                document = json.loads(body)
+                document["authorization_response_iss_parameter_supported"] = True
+                body = json.dumps(document).encode()
+            headers = [
+                (name, str(len(body)).encode() if name.lower() == b"content-length" else value)
+                for name, value in start.get("headers", [])
+            ]
+            await send({**start, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+
+        return sending
+
 
 def build(settings: Settings, resources: Callable[[], Resources]) -> McpDoor:
     """The MCP server and the routes that reach it. `resources` is read per call (the lifespan
@@ -149,7 +228,9 @@ def build(settings: Settings, resources: Callable[[], Resources]) -> McpDoor:
             allowed_origins=settings.allowed_origins,
         ),
     )
-    guarded = _ResourceGuard(asgi, resource)
+    guarded = _OAuthEdges(
+        asgi, resource=resource, issuer=str(AnyHttpUrl(issuer)), public_url=issuer
+    )
     paths = [route.path for route in asgi.routes if isinstance(route, Route)]
     routes: list[BaseRoute] = [Route(path, endpoint=guarded) for path in paths]
     if settings.oauth_registration == "closed":

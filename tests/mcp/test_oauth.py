@@ -323,6 +323,9 @@ async def test_authorization_without_pkce_or_with_plain_pkce_is_refused(
         flow.authorize_url(client_id, None, code_challenge="a" * 43, code_challenge_method="plain")
     )
     assert _error_of(plain) == "invalid_request"
+    # RFC 9207: error responses name the issuer too, exactly as the metadata does.
+    issuer = f"{flow.corpus.url}/"
+    assert [_query(r.headers["location"])["iss"] for r in (without, plain)] == [issuer, issuer]
 
 
 async def test_a_wrong_verifier_a_reused_code_and_another_redirect_uri_fail(flow: Flow) -> None:
@@ -356,6 +359,7 @@ async def test_a_token_for_another_resource_is_refused(flow: Flow, browser: Brow
         flow.authorize_url(client_id, challenge, resource="https://other.example/mcp")
     )
     assert _error_of(at_authorize) == "invalid_target"
+    assert _query(at_authorize.headers["location"])["iss"] == f"{flow.corpus.url}/"
     grant = await flow.grant()
     at_token = await flow.token(grant, resource="https://other.example/mcp")
     assert (at_token.status_code, _error_of(at_token)) == (400, "invalid_target")
@@ -503,6 +507,8 @@ async def test_the_metadata_documents_point_at_each_other(corpus: Running) -> No
     assert [s.rstrip("/") for s in resource["authorization_servers"]] == [corpus.url]
     assert server["issuer"].rstrip("/") == corpus.url
     assert server["code_challenge_methods_supported"] == ["S256"]
+    # Clients may rely on `iss` in every authorization response (RFC 9207).
+    assert server["authorization_response_iss_parameter_supported"] is True
     assert {"registration_endpoint", "revocation_endpoint", "token_endpoint"} <= set(server)
 
 
