@@ -8,7 +8,7 @@ and `Authorization: Bearer ck_...`. (OAuth access tokens are accepted at `/mcp` 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Annotated, cast
+from typing import Annotated, Any, cast
 from urllib.parse import urlsplit
 
 from fastapi import Depends, Request
@@ -147,5 +147,11 @@ ReadConn = Annotated[ReadConnection, Depends(read_connection, scope="function")]
 AppEmbedder = Annotated[Embedder, Depends(get_embedder)]
 # The caller must be signed in (cookie or API key) and free of a temporary password.
 CurrentPrincipal = Annotated[Principal, Depends(current_principal)]
+# The errors those two can answer, for the OpenAPI document of every router behind them.
+SIGNED_IN_ERRORS: dict[int | str, dict[str, Any]] = {401: Unauthorized.openapi()}
+PRINCIPAL_ERRORS: dict[int | str, dict[str, Any]] = {
+    **SIGNED_IN_ERRORS,
+    403: Forbidden.openapi(),
+}
 # Signed in, even with a temporary password: only the account's own routes use this.
 SignedIn = Annotated[Principal, Depends(signed_in)]

@@ -42,7 +42,7 @@ from app.routers import (
     search,
     workspaces,
 )
-from app.spa import register_spa
+from app.spa import allowed_methods, register_spa
 from app.system import service as system_service
 
 logger = logging.getLogger(__name__)
@@ -93,11 +93,18 @@ async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
     return _error(422, "validation_error", f"{where}: {first['msg']}", jsonable_encoder(details))
 
 
-async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
-    code = _HTTP_CODES.get(exc.status_code, "http_error")
     message = exc.detail if isinstance(exc.detail, str) else HTTPStatus(exc.status_code).phrase
-    return _error(exc.status_code, code, message, headers=exc.headers)
+    if exc.status_code == 400:
+        # Raised by the framework for a body it could not read (not UTF-8, a broken form):
+        # input that fails validation, as API.md has it.
+        return _error(422, "validation_error", f"body: {message.lower()}")
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        headers["Allow"] = ", ".join(allowed_methods(request.app.router.routes, request.url.path))
+    code = _HTTP_CODES.get(exc.status_code, "http_error")
+    return _error(exc.status_code, code, message, headers=headers)
 
 
 async def _unhandled(_request: Request, exc: Exception) -> JSONResponse:

@@ -3,12 +3,18 @@ client-side router can take it (history fallback)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from fastapi import FastAPI
 from fastapi.responses import FileResponse, Response
+from starlette.routing import BaseRoute, Match
+from starlette.types import Scope
 
-from app.errors import NotFound, Unavailable
+from app.errors import MethodNotAllowed, NotFound, Unavailable
+
+CATCH_ALL = "/{path:path}"
+_METHODS = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
 
 # Paths owned by the server, where an unknown path is an error rather than a page of the app.
 API_PREFIXES = ("api", "v1", "mcp", ".well-known")
@@ -19,13 +25,31 @@ def _is_api(path: str) -> bool:
     return head in API_PREFIXES
 
 
+def allowed_methods(routes: Iterable[BaseRoute], path: str) -> list[str]:
+    """Every method some route serves at `path`, asked of each route as the router would ask
+    it (Starlette answers a wrong method with the first matching route's methods only, and
+    the catch-all below would turn it into a 404)."""
+    allowed = []
+    candidates = [route for route in routes if getattr(route, "path", None) != CATCH_ALL]
+    for method in _METHODS:
+        scope: Scope = {"type": "http", "path": path, "root_path": "", "method": method}
+        if any(route.matches(scope)[0] == Match.FULL for route in candidates):
+            allowed.append(method)
+    return allowed
+
+
 def register_spa(app: FastAPI, static_dir: Path) -> None:
     """Serve `static_dir` at `/` with history fallback; register after every API route."""
     root = static_dir.resolve()
 
-    @app.api_route("/{path:path}", methods=["GET", "HEAD"], include_in_schema=False)
+    @app.api_route(CATCH_ALL, methods=["GET", "HEAD"], include_in_schema=False)
     async def spa(path: str) -> Response:
         if _is_api(path):
+            methods = allowed_methods(app.router.routes, f"/{path}")
+            if methods:
+                raise MethodNotAllowed(
+                    f"/{path} accepts {', '.join(methods)}", headers={"Allow": ", ".join(methods)}
+                )
             raise NotFound(f"no route for /{path}")
         candidate = (root / path).resolve()
         if path and candidate.is_file() and candidate.is_relative_to(root):

@@ -138,3 +138,39 @@ async def test_a_commit_that_fails_after_the_endpoint_returns_is_a_500(
 async def test_a_commit_that_succeeds_is_a_200(error_client: httpx.AsyncClient) -> None:
     response = await error_client.post("/api/_test/commits")
     assert response.status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allowed"),
+    [
+        ("GET", "/api/auth/login", "POST"),  # the web app's catch-all takes GET otherwise
+        ("DELETE", "/api/search", "POST"),
+        ("OPTIONS", "/api/keys", "GET, POST"),  # two routes share the path
+        ("PUT", "/api/documents", "GET, POST"),
+    ],
+)
+async def test_a_wrong_method_on_an_api_path_is_a_405_listing_every_allowed_method(
+    error_client: httpx.AsyncClient, method: str, path: str, allowed: str
+) -> None:
+    response = await error_client.request(method, path)
+    assert response.status_code == 405
+    assert response.json()["error"]["code"] == "method_not_allowed"
+    assert response.headers["allow"] == allowed
+
+
+async def test_an_unknown_api_path_is_still_a_404(error_client: httpx.AsyncClient) -> None:
+    response = await error_client.get("/api/no-such-thing")
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "not_found"
+
+
+async def test_a_body_that_is_not_utf8_is_a_validation_error(
+    error_client: httpx.AsyncClient,
+) -> None:
+    response = await error_client.post(
+        "/api/_test/things",
+        content=b'{"name": "\xff\xfe"}',
+        headers={"content-type": "application/json"},
+    )
+    assert response.status_code == 422
+    assert response.json()["error"]["code"] == "validation_error"

@@ -6,13 +6,13 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from app.deps import CurrentPrincipal, ReadConn
+from app.deps import PRINCIPAL_ERRORS, CurrentPrincipal, ReadConn
 from app.errors import Forbidden, ValidationFailed
 from app.people import service as people_service
 from app.people.schemas import AuditEntry, AuditFilters
 from app.schemas import Page
 
-router = APIRouter(prefix="/api/audit", tags=["audit"])
+router = APIRouter(prefix="/api/audit", tags=["audit"], responses=PRINCIPAL_ERRORS)
 
 
 @router.get(

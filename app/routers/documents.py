@@ -10,7 +10,14 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from starlette.datastructures import UploadFile
 
-from app.deps import AppEmbedder, AppSettings, CurrentPrincipal, ReadConn, WriteConn
+from app.deps import (
+    PRINCIPAL_ERRORS,
+    AppEmbedder,
+    AppSettings,
+    CurrentPrincipal,
+    ReadConn,
+    WriteConn,
+)
 from app.documents import service as documents_service
 from app.documents.schemas import (
     Chunk,
@@ -34,7 +41,7 @@ from app.errors import (
 )
 from app.schemas import Page
 
-router = APIRouter(prefix="/api/documents", tags=["documents"])
+router = APIRouter(prefix="/api/documents", tags=["documents"], responses=PRINCIPAL_ERRORS)
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     403: Forbidden.openapi(),

@@ -9,10 +9,10 @@ from fastapi import APIRouter, status
 
 from app.auth import service as auth_service
 from app.auth.schemas import ApiKeyCreate, ApiKeyCreated, ApiKeyList
-from app.deps import CurrentPrincipal, ReadConn, WriteConn
+from app.deps import PRINCIPAL_ERRORS, CurrentPrincipal, ReadConn, WriteConn
 from app.errors import Forbidden, NotFound, ValidationFailed
 
-router = APIRouter(prefix="/api/keys", tags=["keys"])
+router = APIRouter(prefix="/api/keys", tags=["keys"], responses=PRINCIPAL_ERRORS)
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     403: Forbidden.openapi(),

@@ -6,11 +6,11 @@ from fastapi import APIRouter, Request, Response, status
 
 from app.auth import service as auth_service
 from app.auth.schemas import Me, PasswordChange
-from app.deps import AppSettings, AppSigner, SignedIn, WriteConn
+from app.deps import SIGNED_IN_ERRORS, AppSettings, AppSigner, SignedIn, WriteConn
 from app.errors import Forbidden, InvalidCredentials, ValidationFailed
 from app.routers.session_cookie import set_session_cookie
 
-router = APIRouter(prefix="/api/me", tags=["me"])
+router = APIRouter(prefix="/api/me", tags=["me"], responses=SIGNED_IN_ERRORS)
 
 
 @router.get("", response_model=Me, operation_id="getMe")

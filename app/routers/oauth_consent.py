@@ -11,10 +11,10 @@ from pydantic import AnyHttpUrl
 from app.auth import oauth
 from app.auth.schemas import ConnectionList, ConsentAnswer, ConsentRedirect, ConsentRequest
 from app.config import Settings
-from app.deps import AppSettings, CurrentPrincipal, ReadConn, WriteConn
+from app.deps import PRINCIPAL_ERRORS, AppSettings, CurrentPrincipal, ReadConn, WriteConn
 from app.errors import Forbidden, NotFound
 
-router = APIRouter(tags=["oauth"])
+router = APIRouter(tags=["oauth"], responses=PRINCIPAL_ERRORS)
 
 
 def issuer_of(settings: Settings) -> str:

@@ -7,13 +7,13 @@ from uuid import UUID
 
 from fastapi import APIRouter, Query, status
 
-from app.deps import CurrentPrincipal, ReadConn, WriteConn
+from app.deps import PRINCIPAL_ERRORS, CurrentPrincipal, ReadConn, WriteConn
 from app.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from app.people import service as people_service
 from app.people.schemas import TemporaryPassword, User, UserCreate, UserCreated, UserUpdate
 from app.schemas import Page
 
-router = APIRouter(prefix="/api/people", tags=["people"])
+router = APIRouter(prefix="/api/people", tags=["people"], responses=PRINCIPAL_ERRORS)
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     403: Forbidden.openapi(),

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.deps import AppEmbedder, AppSettings, CurrentPrincipal, WriteConn
+from app.deps import PRINCIPAL_ERRORS, AppEmbedder, AppSettings, CurrentPrincipal, WriteConn
 from app.errors import ValidationFailed
 from app.rag import retrieval
 from app.rag.schemas import SearchRequest, SearchResult
 
-router = APIRouter(prefix="/api", tags=["search"])
+router = APIRouter(prefix="/api", tags=["search"], responses=PRINCIPAL_ERRORS)
 
 
 @router.post(

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from fastapi import APIRouter, status
 
-from app.deps import CurrentPrincipal, ReadConn, WriteConn
+from app.deps import PRINCIPAL_ERRORS, CurrentPrincipal, ReadConn, WriteConn
 from app.documents import service as documents_service
 from app.documents.schemas import Workspace, WorkspaceCreate, WorkspaceUpdate
 from app.errors import Conflict, Forbidden, NotFound
 from app.schemas import Page
 
-router = APIRouter(prefix="/api/workspaces", tags=["workspaces"])
+router = APIRouter(prefix="/api/workspaces", tags=["workspaces"], responses=PRINCIPAL_ERRORS)
 
 
 @router.get("", response_model=Page[Workspace], operation_id="listWorkspaces")

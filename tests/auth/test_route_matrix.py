@@ -292,3 +292,18 @@ async def test_each_caller_gets_the_expected_status(
         if reply.status_code == 403 and route != "POST /api/auth/signup":
             assert reply.json()["error"]["code"] == "forbidden"
     assert got == dict(zip(CALLERS, expected, strict=True)), route
+
+
+async def test_every_route_behind_a_credential_documents_its_401(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    spec = (await client.get("/openapi.json")).json()
+    undocumented = set()
+    for route in _routes(app) - PUBLIC:
+        method, path = route.split(" ", 1)
+        operation = spec["paths"].get(path, {}).get(method.lower())
+        if operation is not None and "401" not in operation["responses"]:
+            undocumented.add(route)
+    assert undocumented == set()
+    # A temporary password blocks the product's routes (403).
+    assert "403" in spec["paths"]["/api/search"]["post"]["responses"]
