@@ -18,6 +18,7 @@ from uuid import UUID
 from mcp.server import MCPServer
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from app.auth import capabilities
@@ -105,6 +106,20 @@ def _caller(*, temporary_password_ok: bool = False) -> Principal:
     return token.principal
 
 
+# What each tool does to the corpus, for clients that decide by it (some approve read-only
+# tools without asking). Every tool acts on this corpus only: none reaches the open world.
+# Searching and asking record the question (for documentation gaps), which changes nothing a
+# caller can see, so they count as reads.
+READS = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+# Uploading the same content again changes nothing (the reply says `unchanged`).
+ADDS = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+DELETES = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+)
+
+
 def register(server: MCPServer, resources: Callable[[], Resources]) -> None:
     """Add the tools to `server`."""
 
@@ -130,7 +145,7 @@ def register(server: MCPServer, resources: Callable[[], Resources]) -> None:
         async with calling(write) as (conn, current):
             return await work(conn, current)
 
-    @server.tool()
+    @server.tool(title="Who am I", annotations=READS)
     async def whoami() -> Whoami:
         """Who you are to Corpus: your account, role, persona, and the tools your role allows."""
         principal = _caller(temporary_password_ok=True)
@@ -142,7 +157,7 @@ def register(server: MCPServer, resources: Callable[[], Resources]) -> None:
             tools=capabilities.mcp_tools(principal.role),
         )
 
-    @server.tool()
+    @server.tool(title="Search the docs", annotations=READS)
     async def search_docs(
         query: Annotated[str, Field(min_length=1, description="what to look for")],
         workspaces: list[str] | None = None,
@@ -163,7 +178,7 @@ def register(server: MCPServer, resources: Callable[[], Resources]) -> None:
 
         return await run(True, work)
 
-    @server.tool()
+    @server.tool(title="Upload a document", annotations=ADDS)
     async def upload_document(
         title: Annotated[str, Field(min_length=1, max_length=500)],
         content: str | None = None,
@@ -212,7 +227,7 @@ def register(server: MCPServer, resources: Callable[[], Resources]) -> None:
 
         return await run(True, work)
 
-    @server.tool()
+    @server.tool(title="List documents", annotations=READS)
     async def list_documents(
         workspace: str | None = None,
         tag: str | None = None,
@@ -235,7 +250,7 @@ def register(server: MCPServer, resources: Callable[[], Resources]) -> None:
 
         return await run(False, work)
 
-    @server.tool()
+    @server.tool(title="Read a document", annotations=READS)
     async def read_document(
         document_id: UUID,
         chunk_start: Annotated[int | None, Field(ge=0)] = None,
@@ -274,7 +289,7 @@ def register(server: MCPServer, resources: Callable[[], Resources]) -> None:
 
         return await run(False, work)
 
-    @server.tool()
+    @server.tool(title="Delete a document", annotations=DELETES)
     async def delete_document(document_id: UUID) -> Deleted:
         """Delete a document (editors: their own; admins: any `org` document)."""
         principal = _caller()
@@ -316,19 +331,19 @@ def register(server: MCPServer, resources: Callable[[], Resources]) -> None:
 
         return await run(True, work)
 
-    @server.tool()
+    @server.tool(title="Ask the docs", annotations=READS)
     async def ask_docs(
         question: Annotated[str, Field(min_length=1)], mode: AskMode = "auto"
     ) -> Answer:
         """Ask a question of the corpus; the answer cites the passages it rests on."""
         return await extractive(question, "fast" if mode == "auto" else mode)
 
-    @server.tool()
+    @server.tool(title="Research a question", annotations=READS)
     async def deep_research(question: Annotated[str, Field(min_length=1)]) -> Answer:
         """Research a question across the corpus (within about 45 s, or a job id to poll)."""
         return await extractive(question, "deep")
 
-    @server.tool()
+    @server.tool(title="Get a research result", annotations=READS)
     async def research_result(job_id: str) -> Answer:
         """The result of a deep_research job that outlived its call."""
         _caller()

@@ -147,6 +147,19 @@ async def test_a_key_lists_exactly_the_nine_tools_each_with_an_input_schema(
     assert schemas["search_docs"]["required"] == ["query"]
 
 
+async def test_each_tool_says_whether_it_changes_the_corpus(corpus: Running) -> None:
+    viewer = await corpus.account("viewer", kind="agent")
+    async with mcp_client(corpus.mcp_url, viewer.key) as client:
+        listed = (await client.list_tools()).tools
+    hints = {tool.name: tool.annotations for tool in listed}
+    assert all(hint is not None and hint.open_world_hint is False for hint in hints.values())
+    read_only = {name for name, hint in hints.items() if hint and hint.read_only_hint}
+    destructive = {name for name, hint in hints.items() if hint and hint.destructive_hint}
+    assert read_only == TOOLS - WRITE_TOOLS
+    assert destructive == {"delete_document"}
+    assert all(tool.title for tool in listed)
+
+
 async def test_an_editor_uploads_finds_lists_reads_asks_about_and_deletes_a_document(
     corpus: Running,
 ) -> None:
