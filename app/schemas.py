@@ -21,6 +21,14 @@ def _refuse_nul(value: str) -> str:
 NoNul = AfterValidator(_refuse_nul)
 
 
+def omit_null_defaults(schema: dict[str, Any]) -> None:
+    """A model's `json_schema_extra` for partial updates: a field that may be left out but not
+    null is documented without its Python default of None (null is not one of its values)."""
+    for field in schema.get("properties", {}).values():
+        if field.get("default", ...) is None and "anyOf" not in field:
+            del field["default"]
+
+
 class ErrorDetail(BaseModel):
     code: str
     message: str

@@ -41,3 +41,29 @@ async def test_every_api_operation_has_an_operation_id_and_a_summary(
     ids = [op["operationId"] for op in operations]
     assert len(ids) == len(set(ids))
     assert all(op.get("description") or op.get("summary") for op in operations)
+
+
+async def test_partial_updates_document_null_only_where_null_means_something(
+    client: httpx.AsyncClient,
+) -> None:
+    schemas = (await client.get("/openapi.json")).json()["components"]["schemas"]
+
+    def takes_null(model: str, field: str) -> bool:
+        prop = schemas[model]["properties"][field]
+        return any(branch.get("type") == "null" for branch in prop.get("anyOf", []))
+
+    # Leaving a field out keeps it; null would be refused, so the schema does not offer it.
+    for model, field in [
+        ("DocumentUpdate", "title"),
+        ("DocumentUpdate", "tags"),
+        ("DocumentUpdate", "content"),
+        ("WorkspaceUpdate", "title"),
+        ("WorkspaceUpdate", "description"),
+        ("UserUpdate", "role"),
+        ("UserUpdate", "active"),
+    ]:
+        assert not takes_null(model, field), (model, field)
+        assert "default" not in schemas[model]["properties"][field], (model, field)
+    # Null means "from policy" and "no default persona" here.
+    assert takes_null("WorkspaceUpdate", "license")
+    assert takes_null("UserUpdate", "persona")

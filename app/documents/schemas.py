@@ -7,8 +7,9 @@ from typing import Annotated, Literal
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic.json_schema import SkipJsonSchema
 
-from app.schemas import NoNul
+from app.schemas import NoNul, omit_null_defaults
 
 Visibility = Literal["org", "private"]
 Tier = Literal["core", "reference", "community"]
@@ -62,10 +63,14 @@ class WorkspaceCreate(_Input):
 
 
 class WorkspaceUpdate(_Input):
-    title: Title | None = None
-    description: PlainText | None = Field(default=None, max_length=4000)
+    model_config = ConfigDict(extra="forbid", json_schema_extra=omit_null_defaults)
+
+    # Leave a field out to keep it. Only `license` takes null ("from policy"); the others are
+    # documented without null, and the service refuses an explicit one.
+    title: Title | SkipJsonSchema[None] = None
+    description: Annotated[PlainText, Field(max_length=4000)] | SkipJsonSchema[None] = None
     license: License | None = None
-    tier: Tier | None = None
+    tier: Tier | SkipJsonSchema[None] = None
 
 
 def _unique_tags(tags: list[str]) -> list[str]:
@@ -84,10 +89,13 @@ class DocumentCreate(_Input):
 
 
 class DocumentUpdate(_Input):
-    title: Title | None = None
-    tags: list[Tag] | None = Field(default=None, max_length=MAX_TAGS)
-    visibility: Visibility | None = None
-    content: PlainText | None = Field(default=None, min_length=1)
+    model_config = ConfigDict(extra="forbid", json_schema_extra=omit_null_defaults)
+
+    # Leave a field out to keep it; null is refused (and not in the schema).
+    title: Title | SkipJsonSchema[None] = None
+    tags: Annotated[list[Tag], Field(max_length=MAX_TAGS)] | SkipJsonSchema[None] = None
+    visibility: Visibility | SkipJsonSchema[None] = None
+    content: Annotated[PlainText, Field(min_length=1)] | SkipJsonSchema[None] = None
 
     @field_validator("tags")
     @classmethod

@@ -93,7 +93,7 @@ async def update_workspace(
         raise Forbidden("only admins change workspaces")
     # `license: null` is meaningful ("from policy"), so explicitly set fields are all applied.
     values = data.model_dump(exclude_unset=True)
-    for field in ("title", "tier"):
+    for field in ("title", "description", "tier"):
         if field in values and values[field] is None:
             raise ValidationFailed(f"{field}: may not be null")
     if values and not await queries.update_workspace(conn, slug, values):

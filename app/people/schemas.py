@@ -7,9 +7,10 @@ from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints
+from pydantic.json_schema import SkipJsonSchema
 
 from app.auth.capabilities import Role
-from app.schemas import NoNul
+from app.schemas import NoNul, omit_null_defaults
 
 Kind = Literal["human", "agent"]
 DisplayName = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200), NoNul]
@@ -50,11 +51,13 @@ class UserCreated(User):
 
 
 class UserUpdate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=omit_null_defaults)
 
-    role: Role | None = None
-    active: bool | None = None
-    display_name: DisplayName | None = None
+    # Leave a field out to keep it. Only `persona` takes null (no default persona); the others
+    # are documented without null, and the service refuses an explicit one.
+    role: Role | SkipJsonSchema[None] = None
+    active: bool | SkipJsonSchema[None] = None
+    display_name: DisplayName | SkipJsonSchema[None] = None
     persona: PersonaSlug | None = None
 
 

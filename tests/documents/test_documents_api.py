@@ -262,3 +262,14 @@ async def test_bad_workspaces_are_refused(
 async def test_updating_an_unknown_workspace_is_a_404(client: httpx.AsyncClient) -> None:
     response = await client.patch("/api/workspaces/nowhere", json={"title": "x"})
     assert response.status_code == 404
+
+
+@pytest.mark.parametrize("body", [{"title": None}, {"tier": None}, {"description": None}])
+async def test_a_workspace_field_that_cannot_be_empty_refuses_null(
+    client: httpx.AsyncClient, body: dict[str, object]
+) -> None:
+    before = (await client.get("/api/workspaces")).json()["items"]
+    response = await client.patch("/api/workspaces/default", json=body)
+    assert response.status_code == 422
+    assert response.json()["error"]["code"] == "validation_error"
+    assert (await client.get("/api/workspaces")).json()["items"] == before
