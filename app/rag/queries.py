@@ -249,16 +249,17 @@ _SCOPE = (
 
 _DENSE = f"""
 dense AS (
-  SELECT id, similarity, row_number() OVER (ORDER BY distance, id) AS rank
+  SELECT id, 1 - distance AS similarity, row_number() OVER (ORDER BY distance, id) AS rank
   FROM (
-    SELECT x.id, x.embedding <=> CAST(:embedding AS vector) AS distance,
-           1 - (x.embedding <=> CAST(:embedding AS vector)) AS similarity
+    -- The distance once per row: where the planner scans every chunk (a small corpus), each
+    -- computation reads the row's vector again.
+    SELECT x.id, x.embedding <=> CAST(:embedding AS vector) AS distance
     FROM chunks x
     WHERE {_SCOPE}
     ORDER BY x.embedding <=> CAST(:embedding AS vector)
     LIMIT :dense_depth
   ) candidates
-  WHERE similarity >= :min_similarity
+  WHERE 1 - distance >= :min_similarity
 )"""
 
 # BM25 over the postings: for each query lexeme, its top postings by impact (an index range
