@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from pydantic import ValidationError
+
 from app.schemas import ErrorBody
 
 
@@ -51,6 +53,13 @@ class ValidationFailed(AppError):
 
     status = 422
     code = "validation_error"
+
+    @classmethod
+    def from_pydantic(cls, exc: ValidationError) -> ValidationFailed:
+        """The first error of a model built in code, as `<where>: <why>` (never the input)."""
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in first["loc"])
+        return cls(f"{where}: {first['msg']}")
 
 
 class Unauthorized(AppError):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, TypeVar
 
 from pydantic import AfterValidator, BaseModel
 
@@ -17,8 +17,9 @@ def _refuse_nul(value: str) -> str:
     return value
 
 
-# For every text field of an input: `Annotated[str, NoNul]`.
+# For every text field of an input: `Annotated[str, ..., NoNul]`, or PlainText for free text.
 NoNul = AfterValidator(_refuse_nul)
+PlainText = Annotated[str, NoNul]
 
 
 def omit_null_defaults(schema: dict[str, Any]) -> None:

@@ -17,6 +17,8 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from uuid import UUID
 
+from pydantic import AnyHttpUrl
+
 from app.auth import capabilities
 from app.auth import oauth_queries as queries
 from app.auth.crypto import SecretBox
@@ -34,6 +36,8 @@ REFRESH_TTL_S = 30 * 24 * 3600
 ACCESS_PREFIX = "cat_"  # "corpus access token": recognisable in logs and secret scanners
 REFRESH_PREFIX = "crt_"
 CODE_PREFIX = "cac_"
+# Where /authorize sends the browser: the consent screen (the web app's route).
+CONSENT_PATH = "/oauth/consent"
 
 
 class InvalidGrant(Exception):
@@ -153,7 +157,15 @@ async def consent_request(conn: ReadConnection, principal: Principal, tx: str) -
     )
 
 
-def _with_query(uri: str, **params: str | None) -> str:
+def issuer_id(public_url: str) -> str:
+    """Our issuer identifier exactly as the metadata document renders it (a URL with a path,
+    "/" at least), since clients compare the `iss` of a redirect with it as strings (RFC 9207).
+    """
+    return str(AnyHttpUrl(public_url))
+
+
+def with_query(uri: str, **params: str | None) -> str:
+    """`uri` with `params` added to its query (None values left out)."""
     parts = urlsplit(uri)
     query = parse_qsl(parts.query, keep_blank_values=True)
     query += [(k, v) for k, v in params.items() if v is not None]
@@ -175,7 +187,7 @@ async def answer_consent(
         raise NotFound("this authorization request is unknown, expired or already answered")
     params = row["params"]
     if not approve:
-        return _with_query(
+        return with_query(
             params["redirect_uri"], error="access_denied", state=params.get("state"), iss=issuer
         )
     code = CODE_PREFIX + secrets.token_urlsafe(32)
@@ -194,7 +206,7 @@ async def answer_consent(
         },
     )
     await queries.upsert_consent(conn, user_id, row["client_id"], params["scopes"])
-    return _with_query(params["redirect_uri"], code=code, state=params.get("state"), iss=issuer)
+    return with_query(params["redirect_uri"], code=code, state=params.get("state"), iss=issuer)
 
 
 # --- codes and tokens -----------------------------------------------------------------------

@@ -107,7 +107,7 @@ class CorpusAuthProvider(
                     "resource": self.resource,
                 },
             )
-        return f"{self.issuer}/oauth/consent?tx={tx}"
+        return f"{self.issuer}{oauth.CONSENT_PATH}?tx={tx}"
 
     async def load_authorization_code(
         self, client: OAuthClientInformationFull, authorization_code: str

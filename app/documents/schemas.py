@@ -9,7 +9,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
-from app.schemas import NoNul, omit_null_defaults
+from app.schemas import NoNul, PlainText, omit_null_defaults
 
 Visibility = Literal["org", "private"]
 Tier = Literal["core", "reference", "community"]
@@ -33,8 +33,6 @@ Tag = Annotated[
     ),
     NoNul,
 ]
-# Free text of an input (descriptions, content, filters).
-PlainText = Annotated[str, NoNul]
 
 
 class _Input(BaseModel):
@@ -63,7 +61,7 @@ class WorkspaceCreate(_Input):
 
 
 class WorkspaceUpdate(_Input):
-    model_config = ConfigDict(extra="forbid", json_schema_extra=omit_null_defaults)
+    model_config = ConfigDict(json_schema_extra=omit_null_defaults)
 
     # Leave a field out to keep it. Only `license` takes null ("from policy"); the others are
     # documented without null, and the service refuses an explicit one.
@@ -89,7 +87,7 @@ class DocumentCreate(_Input):
 
 
 class DocumentUpdate(_Input):
-    model_config = ConfigDict(extra="forbid", json_schema_extra=omit_null_defaults)
+    model_config = ConfigDict(json_schema_extra=omit_null_defaults)
 
     # Leave a field out to keep it; null is refused (and not in the schema).
     title: Title | SkipJsonSchema[None] = None

@@ -276,9 +276,7 @@ async def create_from_file(
             source=source or filename,
         )
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise ValidationFailed(f"{where}: {first['msg']}") from None
+        raise ValidationFailed.from_pydantic(exc) from None
     return await create(
         conn, principal, embedder, settings, document, media_type=converted.media_type
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from urllib.parse import parse_qs, parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qs, urlsplit
 
 from mcp.server import MCPServer
 from mcp.server.auth.settings import (
@@ -66,13 +66,6 @@ async def _oauth_error(send: Send, status: int, error: str, description: str) ->
 
 
 METADATA_PATH = "/.well-known/oauth-authorization-server"
-CONSENT_PATH = "/oauth/consent"
-
-
-def _add_query(uri: str, **params: str) -> str:
-    parts = urlsplit(uri)
-    query = parse_qsl(parts.query, keep_blank_values=True) + list(params.items())
-    return urlunsplit(parts._replace(query=urlencode(query)))
 
 
 class _OAuthEdges:
@@ -91,7 +84,7 @@ class _OAuthEdges:
         self.app = app
         self.resource = resource
         self.issuer = issuer  # as the metadata renders it, compared as a string by clients
-        self.consent_url = f"{public_url}{CONSENT_PATH}?"
+        self.consent_url = f"{public_url}{oauth.CONSENT_PATH}?"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -160,7 +153,7 @@ class _OAuthEdges:
             return location  # our own consent screen, not yet the client
         if "iss" in parse_qs(urlsplit(location).query):
             return location
-        return _add_query(location, iss=self.issuer)
+        return oauth.with_query(location, iss=self.issuer)
 
     def _advertising_iss(self, send: Send) -> Send:
         # The document is small and sent whole: hold the start until the body is known, to
@@ -229,7 +222,7 @@ def build(settings: Settings, resources: Callable[[], Resources]) -> McpDoor:
         ),
     )
     guarded = _OAuthEdges(
-        asgi, resource=resource, issuer=str(AnyHttpUrl(issuer)), public_url=issuer
+        asgi, resource=resource, issuer=oauth.issuer_id(issuer), public_url=issuer
     )
     paths = [route.path for route in asgi.routes if isinstance(route, Route)]
     routes: list[BaseRoute] = [Route(path, endpoint=guarded) for path in paths]

@@ -32,7 +32,7 @@ from app.documents.schemas import (
     DocumentFilters,
     Visibility,
 )
-from app.errors import AppError, NotFound
+from app.errors import AppError, NotFound, ValidationFailed
 from app.rag import retrieval
 from app.rag.schemas import SearchRequest, SearchResult
 from app.resources import Resources
@@ -137,9 +137,8 @@ def register(server: MCPServer, resources: Callable[[], Resources]) -> None:
         except AppError as exc:
             raise ToolError(f"{exc.code}: {exc.message}") from None
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise ToolError(f"validation_error: {where}: {first['msg']}") from None
+            failed = ValidationFailed.from_pydantic(exc)
+            raise ToolError(f"{failed.code}: {failed.message}") from None
 
     async def run(write: bool, work: Callable[[Any, Resources], Awaitable[T]]) -> T:
         async with calling(write) as (conn, current):

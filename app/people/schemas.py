@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints
 from pydantic.json_schema import SkipJsonSchema
 
 from app.auth.capabilities import Role
-from app.schemas import NoNul, omit_null_defaults
+from app.schemas import NoNul, PlainText, omit_null_defaults
 
 Kind = Literal["human", "agent"]
 DisplayName = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200), NoNul]
@@ -79,6 +79,6 @@ class AuditEntry(BaseModel):
 
 class AuditFilters(BaseModel):
     # Not extra="forbid": the query string also carries `limit` and `cursor`.
-    actor: Annotated[str, NoNul] | None = Field(default=None, max_length=320)  # id or email
-    action: Annotated[str, NoNul] | None = Field(default=None, max_length=100)
-    target: Annotated[str, NoNul] | None = Field(default=None, max_length=200)
+    actor: PlainText | None = Field(default=None, max_length=320)  # an account's id or email
+    action: PlainText | None = Field(default=None, max_length=100)
+    target: PlainText | None = Field(default=None, max_length=200)

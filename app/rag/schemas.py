@@ -7,7 +7,8 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.documents.schemas import PlainText, Slug, Tag
+from app.documents.schemas import Slug, Tag
+from app.schemas import PlainText
 
 SearchMode = Literal["hybrid", "dense", "keyword"]
 

@@ -6,22 +6,13 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, status
-from pydantic import AnyHttpUrl
 
 from app.auth import oauth
 from app.auth.schemas import ConnectionList, ConsentAnswer, ConsentRedirect, ConsentRequest
-from app.config import Settings
 from app.deps import PRINCIPAL_ERRORS, AppSettings, CurrentPrincipal, ReadConn, WriteConn
 from app.errors import Forbidden, NotFound
 
 router = APIRouter(tags=["oauth"], responses=PRINCIPAL_ERRORS)
-
-
-def issuer_of(settings: Settings) -> str:
-    """Our issuer identifier exactly as the metadata document renders it (a URL with a path,
-    "/" at least), since clients compare the `iss` of a redirect with it as strings (RFC 9207).
-    """
-    return str(AnyHttpUrl(settings.public_url))
 
 
 Tx = Annotated[str, Path(min_length=8, max_length=100)]
@@ -54,7 +45,7 @@ async def answer_consent(
 ) -> ConsentRedirect:
     """Approve or deny; the browser then goes to `redirect_to` (the client's redirect URI)."""
     redirect_to = await oauth.answer_consent(
-        conn, principal, tx, approve=answer.approve, issuer=issuer_of(settings)
+        conn, principal, tx, approve=answer.approve, issuer=oauth.issuer_id(settings.public_url)
     )
     return ConsentRedirect(redirect_to=redirect_to)
 
