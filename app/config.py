@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
+from limits import parse as parse_rate
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
@@ -121,11 +122,50 @@ class Settings(BaseSettings):
         default=2000, ge=1, le=100_000, validation_alias="CORPUS_MAX_QUERY_CHARS"
     )
 
+    # --- Limits and throttles (docs/SECURITY.md has the threat each one answers). Throttles
+    # are rates in the `limits` package's notation ("10/minute", "20 per hour"), kept in each
+    # process's memory.
+
+    # Sign-in: per client address and over the whole process.
+    signin_rate_per_address: str = Field(
+        default="10/minute", validation_alias="CORPUS_SIGNIN_RATE_PER_ADDRESS"
+    )
+    signin_rate: str = Field(default="120/minute", validation_alias="CORPUS_SIGNIN_RATE")
+    # Password hashing runs in a bounded pool of threads, off the event loop.
+    hash_workers: int = Field(default=2, ge=1, le=64, validation_alias="CORPUS_HASH_WORKERS")
+
+    # OAuth dynamic client registration, per client address.
+    register_rate_per_address: str = Field(
+        default="20/hour", validation_alias="CORPUS_REGISTER_RATE_PER_ADDRESS"
+    )
+
+    # Request bodies: JSON routes other than documents and /mcp.
+    max_json_kb: int = Field(default=256, ge=1, le=65536, validation_alias="CORPUS_MAX_JSON_KB")
+
+    # File conversion, in a worker process of its own.
+    convert_timeout_s: float = Field(
+        default=20.0, gt=0, le=600, validation_alias="CORPUS_CONVERT_TIMEOUT_S"
+    )
+    convert_memory_mb: int = Field(
+        default=1024, ge=128, le=65536, validation_alias="CORPUS_CONVERT_MEMORY_MB"
+    )
+
     @field_validator("allowed_hosts", "allowed_origins", "oidc_allowed_domains", mode="before")
     @classmethod
     def _split_commas(cls, value: object) -> object:
         if isinstance(value, str):
             return [item.strip() for item in value.split(",") if item.strip()]
+        return value
+
+    @field_validator("signin_rate_per_address", "signin_rate", "register_rate_per_address")
+    @classmethod
+    def _rate(cls, value: str) -> str:
+        try:
+            parse_rate(value)
+        except ValueError:
+            raise ValueError(
+                f"{value!r} is not a rate: write it as N/second, N/minute, N/hour or N/day"
+            ) from None
         return value
 
     @field_validator("database_url", "database_read_url")

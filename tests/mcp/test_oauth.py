@@ -36,7 +36,8 @@ from app.config import Settings
 from app.main import create_app
 from app.people import service as people_service
 from tests.accounts import PASSWORD, Account
-from tests.mcp.conftest import Running, mcp_client
+from tests.mcp.conftest import mcp_client
+from tests.running import Running
 from tests.support import lifespan, make_settings
 
 REDIRECT_URI = "http://127.0.0.1:8765/callback"

@@ -25,7 +25,8 @@ from app.documents.schemas import WorkspaceCreate
 from app.main import create_app
 from app.people import service as people_service
 from tests.accounts import Account
-from tests.mcp.conftest import Running, mcp_client
+from tests.mcp.conftest import mcp_client
+from tests.running import Running
 from tests.support import lifespan, make_settings
 
 TOOLS = {

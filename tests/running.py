@@ -1,0 +1,49 @@
+"""A running Corpus for tests over real HTTP: uvicorn on 127.0.0.1 in the test's event loop,
+over a database of its own (everything commits)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app.config import Settings
+from app.db.engine import Database
+from app.main import create_app
+from tests.accounts import Account, make_account
+from tests.support import listening_socket, make_settings, serving
+
+
+@dataclass
+class Running:
+    """A served Corpus: its URL, settings and database."""
+
+    url: str
+    settings: Settings
+    db: Database
+
+    @property
+    def mcp_url(self) -> str:
+        return f"{self.url}/mcp"
+
+    async def account(self, role: str, *, kind: str = "human") -> Account:
+        async with self.db.write() as conn:
+            return await make_account(conn, role, kind=kind)  # type: ignore[arg-type]
+
+
+@asynccontextmanager
+async def run_corpus(data_dir: Path, database_url: str, **overrides: Any) -> AsyncIterator[Running]:
+    """Serve Corpus on a free port, its public URL that port; `overrides` are settings."""
+    sock, url = listening_socket()
+    port = int(url.rsplit(":", 1)[1])
+    settings = make_settings(
+        data_dir, database_url=database_url, port=port, public_url=url, **overrides
+    )
+    db = Database(database_url)
+    try:
+        async with serving(create_app(settings), sock):
+            yield Running(url=url, settings=settings, db=db)
+    finally:
+        await db.dispose()
