@@ -9,7 +9,7 @@ FRONTEND := frontend
 SPA_SOURCES := $(shell find $(FRONTEND)/src $(FRONTEND)/public -type f 2>/dev/null) \
 	$(wildcard $(FRONTEND)/index.html $(FRONTEND)/vite.config.ts $(FRONTEND)/tsconfig*.json)
 
-.PHONY: setup build run test lint typecheck test-python test-frontend schema clean
+.PHONY: setup build run test lint typecheck test-python test-frontend fuzz schema clean
 
 setup: $(STAMP) $(FRONTEND)/node_modules/.package-lock.json
 
@@ -53,6 +53,12 @@ test-python: setup build
 	$(BIN)/pytest
 
 test: lint typecheck test-frontend test-python
+
+# The OpenAPI schema fuzzed as each caller, thousands of cases (the suite runs a few per
+# operation): no 5xx, no response that breaks the schema.
+FUZZ_EXAMPLES ?= 60
+fuzz: setup build
+	CORPUS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest tests/fuzz -p no:cacheprovider
 
 # Rewrite sql/schema.sql from a freshly migrated database (commit it with the migration).
 schema: setup

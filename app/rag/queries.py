@@ -259,7 +259,9 @@ dense AS (
     ORDER BY x.embedding <=> CAST(:embedding AS vector)
     LIMIT :dense_depth
   ) candidates
-  WHERE 1 - distance >= :min_similarity
+  -- A zero vector (text without a word, for some embedders) is at distance NaN from
+  -- everything, and PostgreSQL ranks NaN above every number: it must not pass the floor.
+  WHERE distance <> 'NaN'::float8 AND 1 - distance >= :min_similarity
 )"""
 
 # BM25 over the postings: for each query lexeme, its top postings by impact (an index range

@@ -81,6 +81,21 @@ async def test_a_hit_found_by_both_halves_ranks_first(client: httpx.AsyncClient)
     assert result["took_ms"] >= 0
 
 
+@pytest.mark.parametrize("mode", ["dense", "hybrid"])
+async def test_a_vector_without_direction_is_similar_to_nothing(
+    client: httpx.AsyncClient, mode: str
+) -> None:
+    # The hash embedder gives the zero vector to text without a word; its cosine distance to
+    # anything is NaN, which PostgreSQL sorts above every number (found by the fuzz run).
+    await _add(client, "Punctuation", "{- -}")
+    await _add(client, "Rollback", "Rollback the deploy with make rollback.")
+    for query in ("{-", "rollback"):
+        for hit in (await _search(client, query=query, mode=mode))["hits"]:
+            assert hit["vec_rank"] is None or hit["similarity"] is not None, hit
+            assert hit["score"] is not None, hit
+    assert (await _search(client, query="{-", mode="dense"))["hits"] == []
+
+
 @pytest.mark.parametrize("mode", ["dense", "keyword"])
 async def test_single_modes_use_one_half(client: httpx.AsyncClient, mode: str) -> None:
     await _add(client, "Rollback", "Rollback the deploy with make rollback.")
