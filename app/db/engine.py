@@ -19,12 +19,14 @@ WriteConnection = NewType("WriteConnection", ReadConnection)
 ShortTransaction = Callable[[], AbstractAsyncContextManager[WriteConnection]]
 
 
-def make_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
-    """An asyncpg engine with a pool that survives a restarted server (pre-ping)."""
+def make_engine(url: str, *, max_connections: int = 20) -> AsyncEngine:
+    """An asyncpg engine with a pool that survives a restarted server (pre-ping), opening at
+    most `max_connections` (half kept open, half opened under load)."""
+    pool_size = max(1, max_connections // 2)
     return create_async_engine(
         url,
         pool_size=pool_size,
-        max_overflow=pool_size,
+        max_overflow=max_connections - pool_size,
         pool_pre_ping=True,
         connect_args={
             "server_settings": {
@@ -42,9 +44,15 @@ def make_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
 class Database:
     """The process's engines: one for writes, one for reads (the same unless a replica is set)."""
 
-    def __init__(self, write_url: str, read_url: str | None = None) -> None:
-        self.write_engine = make_engine(write_url)
-        self.read_engine = make_engine(read_url) if read_url else self.write_engine
+    def __init__(
+        self, write_url: str, read_url: str | None = None, *, max_connections: int = 20
+    ) -> None:
+        self.write_engine = make_engine(write_url, max_connections=max_connections)
+        self.read_engine = (
+            make_engine(read_url, max_connections=max_connections)
+            if read_url
+            else self.write_engine
+        )
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[WriteConnection]:
