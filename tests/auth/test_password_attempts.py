@@ -353,3 +353,19 @@ async def test_sign_up_spends_the_password_attempt_budget(database: str, data_di
         assert replies[1].json()["error"]["code"] == "conflict"
         assert taken.user.email not in replies[1].text
         assert int(replies[3].headers["retry-after"]) >= 1
+
+
+async def test_closed_sign_up_answers_a_taken_and_a_free_email_alike(corpus: Running) -> None:
+    """Closed (the default once an account exists), sign-up looks no email up, and hashes no
+    password: the reply cannot tell who has an account."""
+    taken = await corpus.account("viewer")
+    async with _client(corpus) as client:
+        replies = [
+            await client.post(
+                "/api/auth/signup", json={"email": email, "password": "a long passphrase"}
+            )
+            for email in (taken.user.email, f"free-{uuid.uuid4().hex[:8]}@example.com")
+        ]
+    assert [r.status_code for r in replies] == [403, 403]
+    assert replies[0].json()["error"]["code"] == "signup_closed"
+    assert replies[0].content == replies[1].content
