@@ -58,6 +58,8 @@ class Hasher:
 
     def __init__(self, workers: int) -> None:
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="argon2")
+        # Made now, so that the first unknown email does not cost two hashes.
+        self._pool.submit(_dummy_hash)
 
     async def hash(self, password: str) -> str:
         return await asyncio.get_running_loop().run_in_executor(self._pool, hash_password, password)

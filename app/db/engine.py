@@ -14,7 +14,8 @@ ReadConnection = NewType("ReadConnection", AsyncConnection)
 WriteConnection = NewType("WriteConnection", ReadConnection)
 
 # Opens a short transaction of its own, committed when the block ends: for the rare state that
-# must outlive a failing request (a failed sign-in is counted, then the request answers 401).
+# must outlive a failing request (a password guess is counted, then the request answers 401),
+# and for work that must hold no connection between its transactions (Argon2).
 # `Database.write` is one; tests pass one that opens a savepoint of their own transaction.
 ShortTransaction = Callable[[], AbstractAsyncContextManager[WriteConnection]]
 
