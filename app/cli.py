@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from tqdm import tqdm
 
 from app.auth import service as auth_service
+from app.auth.passwords import Hasher
 from app.auth.principal import LOCAL_ADMIN
 from app.auth.schemas import ApiKeyCreate, ApiKeyCreated
 from app.bench.evaluation import MODES, evaluate
@@ -303,9 +304,13 @@ def _users_create(args: argparse.Namespace) -> int:
         )
     except ValidationError as exc:
         return _print_invalid(exc)
-    user, temporary = _in_transaction(
-        lambda conn: people_service.create_user(conn, data, actor=LOCAL_ADMIN)
-    )
+    hasher = Hasher(workers=1)
+    try:
+        user, temporary = _in_transaction(
+            lambda conn: people_service.create_user(conn, hasher, data, actor=LOCAL_ADMIN)
+        )
+    finally:
+        hasher.close()
     print(f"created {user.kind} {user.email} ({user.role}), id {user.id}")
     if temporary is not None:
         print("temporary password (shown once; it must be changed at the first sign-in):")

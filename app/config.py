@@ -57,6 +57,11 @@ class Settings(BaseSettings):
 
     database_url: str = Field(default="", validation_alias="DATABASE_URL")
     database_read_url: str = Field(default="", validation_alias="DATABASE_READ_URL")
+    # The most connections one process opens to PostgreSQL (per engine). A request holds at
+    # most one at a time, so this bounds the requests in the database at once, not the requests.
+    db_max_connections: int = Field(
+        default=20, ge=1, le=1000, validation_alias="CORPUS_DB_MAX_CONNECTIONS"
+    )
     data_dir: Path = Field(default=Path("var"), validation_alias="CORPUS_DATA_DIR")
     host: str = Field(default="127.0.0.1", min_length=1, validation_alias="CORPUS_HOST")
     port: int = Field(default=8000, ge=1, le=65535, validation_alias="CORPUS_PORT")

@@ -3,22 +3,28 @@ by construction (tests list the public ones).
 
 Principal resolution lives here, in one place, for the credentials of `/api`: the session cookie
 and `Authorization: Bearer ck_...`. (OAuth access tokens are accepted at `/mcp` only.)
+
+A request uses one pooled connection at a time: the request's connection depends on resolving
+the caller, so the credential check's short transaction has ended before that connection is
+taken, whatever order an endpoint lists its parameters in.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Annotated, Any, cast
 from urllib.parse import urlsplit
 
 from fastapi import Depends, Request
 
 from app.auth import service as auth_service
+from app.auth.passwords import Hasher
 from app.auth.principal import Principal
 from app.auth.tokens import API_KEY_PREFIX, SESSION_COOKIE, CookieSigner
 from app.config import Settings
 from app.db.engine import ReadConnection, ShortTransaction, WriteConnection
-from app.errors import Forbidden, Unauthorized
+from app.errors import AppError, Forbidden, RateLimited, Unauthorized
 from app.rag.embeddings.base import Embedder
 from app.resources import Resources
 
@@ -41,22 +47,36 @@ def get_signer(request: Request) -> CookieSigner:
     return get_resources(request).signer
 
 
+def get_hasher(request: Request) -> Hasher:
+    return get_resources(request).hasher
+
+
 def short_transaction(request: Request) -> ShortTransaction:
-    """Opens transactions of their own: credential checks (which record last use) and the
-    failed-login count, which must survive the request's rollback."""
+    """Opens transactions of their own: credential checks (which record last use), and the
+    password routes, which count a guess (it must survive the request's rollback) and run
+    Argon2 between transactions, with no connection held."""
     return get_resources(request).db.write
 
 
-async def write_connection(request: Request) -> AsyncIterator[WriteConnection]:
-    # One request, one transaction. scope="function" commits when the endpoint returns and
-    # before the response is sent, so a failing commit becomes a 5xx instead of following a 200.
-    async with get_resources(request).db.write() as conn:
-        yield conn
+def client_address(request: Request) -> str:
+    # Behind a proxy, uvicorn's proxy_headers makes this the forwarded address, from the
+    # proxies FORWARDED_ALLOW_IPS trusts (by default 127.0.0.1).
+    return request.client.host if request.client else "unknown"
 
 
-async def read_connection(request: Request) -> AsyncIterator[ReadConnection]:
-    async with get_resources(request).db.read() as conn:
-        yield conn
+async def throttle_password_attempts(request: Request) -> None:
+    """Sign-in, sign-up and password changes each cost an Argon2 hash: count them per client
+    address and over the process, before any other work.
+
+    Raises:
+        RateLimited: either budget is spent (with Retry-After).
+    """
+    resources = get_resources(request)
+    wait = resources.signin_per_address.hit("address", client_address(request))
+    if wait is None:
+        wait = resources.signin_overall.hit("all")
+    if wait is not None:
+        raise RateLimited("too many password attempts; try again later", retry_after_s=wait)
 
 
 def origin_of(request: Request) -> str | None:
@@ -86,8 +106,42 @@ def check_origin(request: Request, settings: Settings, *, required: bool) -> Non
         )
 
 
-async def optional_principal(
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who sent the request, or why their credential was refused (raised only by the routes
+    that want a principal: a public route ignores a bad credential)."""
+
+    principal: Principal | None
+    refusal: AppError | None = None
+
+
+async def resolve_caller(
     request: Request, transaction: Annotated[ShortTransaction, Depends(short_transaction)]
+) -> Caller:
+    try:
+        return Caller(await _principal(request, transaction))
+    except (Unauthorized, Forbidden) as refusal:
+        return Caller(None, refusal)
+
+
+async def write_connection(
+    request: Request, _caller: Annotated[Caller, Depends(resolve_caller)]
+) -> AsyncIterator[WriteConnection]:
+    # One request, one transaction. scope="function" commits when the endpoint returns and
+    # before the response is sent, so a failing commit becomes a 5xx instead of following a 200.
+    async with get_resources(request).db.write() as conn:
+        yield conn
+
+
+async def read_connection(
+    request: Request, _caller: Annotated[Caller, Depends(resolve_caller)]
+) -> AsyncIterator[ReadConnection]:
+    async with get_resources(request).db.read() as conn:
+        yield conn
+
+
+async def optional_principal(
+    caller: Annotated[Caller, Depends(resolve_caller)],
 ) -> Principal | None:
     """The caller, from an API key or the session cookie; None for an anonymous request.
 
@@ -95,6 +149,12 @@ async def optional_principal(
         Unauthorized: an Authorization header that is not a valid API key.
         Forbidden: a cookie-authenticated write from a foreign origin.
     """
+    if caller.refusal is not None:
+        raise caller.refusal
+    return caller.principal
+
+
+async def _principal(request: Request, transaction: ShortTransaction) -> Principal | None:
     authorization = request.headers.get("authorization")
     if authorization is not None:
         scheme, _, credential = authorization.partition(" ")
@@ -138,9 +198,23 @@ async def current_principal(principal: Annotated[Principal, Depends(signed_in)])
     return principal
 
 
+async def session_principal(
+    principal: Annotated[Principal, Depends(current_principal)],
+) -> Principal:
+    """A person signed in with a session: what a key or token that leaked must not do.
+
+    Raises:
+        Unauthorized: no credential. Forbidden: a key or token, or a temporary password.
+    """
+    if principal.door != "session":
+        raise Forbidden("sign in with your password for this: a key or token may not")
+    return principal
+
+
 AppResources = Annotated[Resources, Depends(get_resources)]
 AppSettings = Annotated[Settings, Depends(get_settings_dep)]
 AppSigner = Annotated[CookieSigner, Depends(get_signer)]
+AppHasher = Annotated[Hasher, Depends(get_hasher)]
 ShortTx = Annotated[ShortTransaction, Depends(short_transaction)]
 WriteConn = Annotated[WriteConnection, Depends(write_connection, scope="function")]
 ReadConn = Annotated[ReadConnection, Depends(read_connection, scope="function")]
@@ -155,3 +229,7 @@ PRINCIPAL_ERRORS: dict[int | str, dict[str, Any]] = {
 }
 # Signed in, even with a temporary password: only the account's own routes use this.
 SignedIn = Annotated[Principal, Depends(signed_in)]
+# A current principal signed in with a session cookie, not a key or token.
+SessionPrincipal = Annotated[Principal, Depends(session_principal)]
+# For a route's `dependencies=`: it is counted against the password-attempt throttles first.
+PasswordAttempt = Depends(throttle_password_attempts)

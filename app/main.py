@@ -19,6 +19,7 @@ from starlette.middleware.sessions import SessionMiddleware
 
 from app import housekeeping
 from app.auth.crypto import SecretBox
+from app.auth.passwords import Hasher
 from app.auth.tokens import CookieSigner
 from app.config import Settings, get_settings
 from app.db import embedded, migrate
@@ -44,6 +45,7 @@ from app.routers import (
 )
 from app.spa import allowed_methods, register_spa
 from app.system import service as system_service
+from app.throttle import Throttle
 
 logger = logging.getLogger(__name__)
 
@@ -123,13 +125,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         secret_key = settings.resolved_secret_key()
         signer = CookieSigner(secret_key)
         url = await asyncio.to_thread(embedded.resolve_url, settings)
-        db = Database(url, settings.database_read_url or None)
+        db = Database(
+            url, settings.database_read_url or None, max_connections=settings.db_max_connections
+        )
         try:
             await system_service.ensure_embedding_model(db, settings)
         except BaseException:
             await db.dispose()
             raise
         embedder = make_embedder(settings)
+        hasher = Hasher(settings.hash_workers)
         try:
             app.state.resources = Resources(
                 settings=settings,
@@ -138,6 +143,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 embedder=embedder,
                 signer=signer,
                 box=SecretBox(secret_key),
+                hasher=hasher,
+                signin_per_address=Throttle(settings.signin_rate_per_address),
+                signin_overall=Throttle(settings.signin_rate),
                 oidc=oidc.make_client(settings),
             )
             pruning = asyncio.create_task(housekeeping.run(db), name="housekeeping")
@@ -149,6 +157,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 pruning.cancel()
                 await asyncio.gather(pruning, return_exceptions=True)
         finally:
+            hasher.close()
             await embedder.aclose()
             await db.dispose()
             if not settings.database_url:

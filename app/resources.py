@@ -6,10 +6,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from app.auth.crypto import SecretBox
+from app.auth.passwords import Hasher
 from app.auth.tokens import CookieSigner
 from app.config import Settings
 from app.db.engine import Database
 from app.rag.embeddings.base import Embedder
+from app.throttle import Throttle
 
 if TYPE_CHECKING:
     from authlib.integrations.starlette_client import (  # type: ignore[import-untyped]  # no py.typed
@@ -25,5 +27,9 @@ class Resources:
     embedder: Embedder
     signer: CookieSigner
     box: SecretBox
+    hasher: Hasher
+    # Password attempts (sign-in, sign-up, password change): per client address, and overall.
+    signin_per_address: Throttle
+    signin_overall: Throttle
     # The OpenID Connect provider's client; None unless OIDC is configured.
     oidc: StarletteOAuth2App | None = None

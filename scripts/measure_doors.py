@@ -35,6 +35,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from app.auth import service as auth_service
+from app.auth.passwords import Hasher
 from app.auth.principal import LOCAL_ADMIN
 from app.auth.schemas import ApiKeyCreate
 from app.bench import queries as bench_queries
@@ -89,6 +90,7 @@ async def _seed(db: Database, settings: Settings, documents: int) -> tuple[str, 
         async with db.write() as conn:
             user, _ = await people_service.create_user(
                 conn,
+                Hasher(workers=1),  # an agent has no password: nothing is hashed
                 UserCreate(email="bench@example.com", role="editor", kind="agent"),
                 actor=LOCAL_ADMIN,
             )

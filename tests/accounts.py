@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.auth import service as auth_service
 from app.auth.capabilities import Role
+from app.auth.passwords import Hasher
 from app.auth.principal import LOCAL_ADMIN
 from app.auth.schemas import ApiKeyCreate
 from app.db.engine import ReadConnection, WriteConnection
@@ -18,6 +19,9 @@ from app.people import service as people_service
 from app.people.schemas import Kind, User, UserCreate
 
 PASSWORD = "a long enough password"
+# The tests' own Argon2 pool, for the accounts they make through the services (its threads
+# start at the first hash).
+HASHER = Hasher(workers=2)
 # The origin of the tests' settings' public URL (http://127.0.0.1:8000): a browser on our own
 # pages sends it with every write.
 OWN_ORIGIN = "http://127.0.0.1:8000"
@@ -51,6 +55,7 @@ async def make_account(
     password = PASSWORD if kind == "human" else None
     user, _ = await people_service.create_user(
         _write(conn),
+        HASHER,
         UserCreate(email=email, role=role, kind=kind, password=password),
         actor=LOCAL_ADMIN,
     )

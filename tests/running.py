@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fastapi import FastAPI
+
 from app.config import Settings
 from app.db.engine import Database
 from app.main import create_app
@@ -18,11 +20,12 @@ from tests.support import listening_socket, make_settings, serving
 
 @dataclass
 class Running:
-    """A served Corpus: its URL, settings and database."""
+    """A served Corpus: its URL, settings and database, and the app (tests that add a route)."""
 
     url: str
     settings: Settings
     db: Database
+    app: FastAPI
 
     @property
     def mcp_url(self) -> str:
@@ -42,8 +45,9 @@ async def run_corpus(data_dir: Path, database_url: str, **overrides: Any) -> Asy
         data_dir, database_url=database_url, port=port, public_url=url, **overrides
     )
     db = Database(database_url)
+    app = create_app(settings)
     try:
-        async with serving(create_app(settings), sock):
-            yield Running(url=url, settings=settings, db=db)
+        async with serving(app, sock):
+            yield Running(url=url, settings=settings, db=db, app=app)
     finally:
         await db.dispose()

@@ -29,11 +29,15 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
 def make_settings(data_dir: Path, **overrides: Any) -> Settings:
-    """Settings for tests: no .env file, the hash embedder, a fixed secret."""
+    """Settings for tests: no .env file, the hash embedder, a fixed secret, and password
+    throttles that the suite's many sign-ins from 127.0.0.1 do not trip (tests of the throttles
+    set their own)."""
     values: dict[str, Any] = {
         "data_dir": data_dir,
         "embeddings_provider": "hash",
         "secret_key": TEST_SECRET,
+        "signin_rate_per_address": "100000/minute",
+        "signin_rate": "100000/minute",
     }
     values.update(overrides)
     return Settings(_env_file=None, **values)

@@ -157,30 +157,30 @@ async def delete_expired_sessions(conn: WriteConnection, user_id: UUID | None = 
 # --- sign-in and the throttle ---------------------------------------------------------------
 
 
-async def sign_in_row(conn: ReadConnection, email: str) -> RowMapping | None:
-    """What a sign-in needs to decide: the hash, and whether the account may sign in now."""
-    locked = func.coalesce(users.c.locked_until > func.now(), False).label("locked")
-    statement = select(
-        users.c.id, users.c.password_hash, users.c.active, users.c.kind, locked
-    ).where(users.c.email == email)
-    return (await conn.execute(statement)).mappings().first()
+async def reserve_guess(
+    conn: WriteConnection,
+    account: str | UUID,
+    *,
+    max_failures: int,
+    lock_for: str,
+) -> RowMapping | None:
+    """Count a password guess against the account (an email, or an id) before it is checked,
+    in one conditional UPDATE: concurrent guesses queue on the row lock, each sees the count
+    the last one left, and none is let through once the account is locked. Returns the hash
+    to check the guess against, or None when no account matches or it is locked (then nothing
+    is counted).
 
-
-async def count_failed_sign_in(
-    conn: WriteConnection, email: str, *, max_failures: int, lock_for: str
-) -> None:
-    """Count a failed sign-in against the account of `email`, locking it at `max_failures`.
-
-    Run for unknown emails too (it then matches no row), so that every failure does the same
-    work. A lock that has run out starts the count again; a locked account counts no further,
-    so hammering it does not extend the lock.
+    The guess that reaches `max_failures` locks the account at once; `signed_in` lifts the
+    lock and the count when that guess is right, so at most `max_failures` guesses are checked
+    per lock window. A lock that has run out starts the count again; a locked account counts
+    no further, so hammering it does not extend the lock.
     """
     expired_lock = and_(users.c.locked_until.is_not(None), users.c.locked_until <= func.now())
     count = case((expired_lock, 1), else_=users.c.failed_logins + 1)
-    await conn.execute(
+    statement = (
         update(users)
         .where(
-            users.c.email == email,
+            users.c.id == account if isinstance(account, UUID) else users.c.email == account,
             or_(users.c.locked_until.is_(None), users.c.locked_until <= func.now()),
         )
         .values(
@@ -189,21 +189,21 @@ async def count_failed_sign_in(
                 (count >= max_failures, func.now() + _interval(lock_for)), else_=None
             ),
         )
+        .returning(users.c.id, users.c.password_hash, users.c.active)
     )
+    return (await conn.execute(statement)).mappings().first()
 
 
-async def signed_in(conn: WriteConnection, user_id: UUID, new_hash: str | None) -> None:
-    """A successful sign-in: the failure count starts again, and a stale hash is replaced."""
+async def signed_in(conn: WriteConnection, user_id: UUID, new_hash: str | None) -> bool:
+    """A right guess: the failure count starts again, and a stale hash is replaced. False when
+    the account was disabled meanwhile."""
     values: dict[str, Any] = {"failed_logins": 0, "locked_until": None, "last_seen_at": func.now()}
     if new_hash is not None:
         values["password_hash"] = new_hash
-    await conn.execute(update(users).where(users.c.id == user_id).values(**values))
-
-
-async def password_hash(conn: ReadConnection, user_id: UUID) -> str | None:
-    result = await conn.execute(select(users.c.password_hash).where(users.c.id == user_id))
-    value: str | None = result.scalar()
-    return value
+    result = await conn.execute(
+        update(users).where(users.c.id == user_id, users.c.active).values(**values)
+    )
+    return result.rowcount == 1
 
 
 # --- API keys -------------------------------------------------------------------------------

@@ -2,8 +2,9 @@
 and resolving a credential to the `Principal` every service takes.
 
 Every failed sign-in — unknown email, wrong password, locked, disabled, an account without a
-password — gets the same error after the same work: one Argon2 verification (of a dummy hash
-when there is no real one) and one counting UPDATE (which matches no row for an unknown email).
+password — gets the same error after the same work: one counting UPDATE (which matches no row
+for an unknown email or a locked account) and one Argon2 verification (of a dummy hash when
+there is no real one).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 from uuid import UUID
 
 from app.auth import capabilities, passwords, queries
+from app.auth.passwords import Hasher
 from app.auth.principal import Principal
 from app.auth.schemas import ApiKey, ApiKeyCreate, ApiKeyCreated, Me, PasswordChange
 from app.auth.tokens import (
@@ -24,7 +26,7 @@ from app.auth.tokens import (
     sha256,
 )
 from app.db.engine import ReadConnection, ShortTransaction, WriteConnection
-from app.errors import Forbidden, InvalidCredentials, NotFound, ValidationFailed
+from app.errors import Forbidden, InvalidCredentials, NotFound, SignupClosed, ValidationFailed
 from app.people import service as people_service
 from app.people.schemas import Role, User
 
@@ -53,7 +55,8 @@ async def prune_expired_sessions(conn: WriteConnection) -> int:
 
 
 async def sign_up(
-    conn: WriteConnection,
+    transaction: ShortTransaction,
+    hasher: Hasher,
     signer: CookieSigner,
     *,
     email: str,
@@ -61,20 +64,32 @@ async def sign_up(
     display_name: str,
     open_signup: bool,
 ) -> tuple[User, str]:
-    """A person joins (people_service.sign_up has the rules) and is signed in.
+    """A person joins (people_service.sign_up has the rules) and is signed in. The password is
+    hashed between two transactions, with no connection held.
 
     Raises:
         SignupClosed, ValidationFailed, Conflict: as people_service.sign_up.
     """
-    user = await people_service.sign_up(
-        conn, email=email, password=password, display_name=display_name, open_signup=open_signup
-    )
-    return user, await open_session(conn, signer, user.id)
+    async with transaction() as conn:
+        is_open = await people_service.sign_up_is_open(conn, open_signup=open_signup)
+    if not is_open:
+        raise SignupClosed("sign-up is closed: ask an admin for an account")
+    passwords.check_rules(password, email=email)
+    password_hash = await hasher.hash(password)
+    async with transaction() as conn:
+        user = await people_service.sign_up(
+            conn,
+            email=email,
+            password_hash=password_hash,
+            display_name=display_name,
+            open_signup=open_signup,
+        )
+        return user, await open_session(conn, signer, user.id)
 
 
 async def login(
-    conn: WriteConnection,
-    count_failure: ShortTransaction,
+    transaction: ShortTransaction,
+    hasher: Hasher,
     signer: CookieSigner,
     *,
     email: str,
@@ -82,26 +97,28 @@ async def login(
 ) -> tuple[User, str]:
     """Check an email and password and open a session.
 
-    `count_failure` opens the short transaction that counts a failure: the request's own
-    transaction rolls back with the error, and the count must not.
+    The guess is counted before it is checked, in a transaction of its own that a failure
+    does not roll back (`queries.reserve_guess`), and a right guess then lifts the count: so
+    concurrent guesses cannot outrun the lock. No connection is held while Argon2 runs.
 
     Raises:
         InvalidCredentials: for every kind of failure, with one message.
     """
     email = email.strip().lower()
-    row = await queries.sign_in_row(conn, email)
-    verdict = passwords.verify_password(row["password_hash"] if row else None, password)
-    if row is None or not verdict.ok or row["locked"] or not row["active"]:
-        async with count_failure() as failures:
-            await queries.count_failed_sign_in(
-                failures, email, max_failures=MAX_FAILED_SIGN_INS, lock_for=LOCK_FOR
-            )
+    async with transaction() as conn:
+        row = await queries.reserve_guess(
+            conn, email, max_failures=MAX_FAILED_SIGN_INS, lock_for=LOCK_FOR
+        )
+    verdict = await hasher.verify(row["password_hash"] if row else None, password)
+    if row is None or not verdict.ok or not row["active"]:
         raise InvalidCredentials(SIGN_IN_FAILED)
-    new_hash = passwords.hash_password(password) if verdict.needs_rehash else None
-    await queries.signed_in(conn, row["id"], new_hash)
-    user = await people_service.get_person(conn, row["id"])
-    assert user is not None
-    return user, await open_session(conn, signer, user.id)
+    new_hash = await hasher.hash(password) if verdict.needs_rehash else None
+    async with transaction() as conn:
+        if not await queries.signed_in(conn, row["id"], new_hash):
+            raise InvalidCredentials(SIGN_IN_FAILED)  # disabled while the guess was checked
+        user = await people_service.get_person(conn, row["id"])
+        assert user is not None
+        return user, await open_session(conn, signer, user.id)
 
 
 async def logout(conn: WriteConnection, signer: CookieSigner, cookie: str | None) -> None:
@@ -112,33 +129,49 @@ async def logout(conn: WriteConnection, signer: CookieSigner, cookie: str | None
 
 
 async def change_password(
-    conn: WriteConnection, signer: CookieSigner, principal: Principal, data: PasswordChange
-) -> str | None:
-    """Change one's own password. Every session of the account ends; a browser gets a new one
-    (the returned cookie value), so only the others must sign in again.
+    transaction: ShortTransaction,
+    hasher: Hasher,
+    signer: CookieSigner,
+    principal: Principal,
+    data: PasswordChange,
+) -> str:
+    """Change one's own password, signed in with a session. Every session of the account ends
+    and the browser gets a new one (the returned cookie value), so only the others must sign
+    in again. The current password is a guess like a sign-in's: counted first, locking the
+    account at MAX_FAILED_SIGN_INS, and checked with no connection held.
 
     Raises:
-        InvalidCredentials: the current password is wrong. ValidationFailed: the new one breaks
-        the rules, or equals the current one. Forbidden: an agent or the operator.
+        Forbidden: an API key or OAuth token (a session is required), an agent or the
+        operator. ValidationFailed: the new password breaks the rules, or equals the current
+        one. InvalidCredentials: the current password is wrong, or the account is locked.
     """
     if principal.user_id is None or principal.kind != "human":
         raise Forbidden("only people have passwords")
-    stored = await queries.password_hash(conn, principal.user_id)
-    if not passwords.verify_password(stored, data.current_password).ok:
-        raise InvalidCredentials("the current password is wrong")
+    if principal.door != "session":
+        raise Forbidden("sign in with your password to change it: a key or token may not")
     if data.new_password == data.current_password:
         raise ValidationFailed("new_password: choose a password different from the current one")
-    await people_service.set_password(
-        conn,
-        principal,
-        principal.user_id,
-        data.new_password,
-        must_change=False,
-        action="user.password_change",
-    )
-    if principal.door != "session":
-        return None
-    return await open_session(conn, signer, principal.user_id)
+    passwords.check_rules(data.new_password, email=principal.email)
+    async with transaction() as conn:
+        row = await queries.reserve_guess(
+            conn, principal.user_id, max_failures=MAX_FAILED_SIGN_INS, lock_for=LOCK_FOR
+        )
+    verdict = await hasher.verify(row["password_hash"] if row else None, data.current_password)
+    if row is None or not verdict.ok:
+        raise InvalidCredentials("the current password is wrong, or the account is locked")
+    new_hash = await hasher.hash(data.new_password)
+    async with transaction() as conn:
+        if not await queries.signed_in(conn, principal.user_id, None):
+            raise InvalidCredentials("the current password is wrong, or the account is locked")
+        await people_service.store_password_hash(
+            conn,
+            principal,
+            principal.user_id,
+            new_hash,
+            must_change=False,
+            action="user.password_change",
+        )
+        return await open_session(conn, signer, principal.user_id)
 
 
 # --- who is calling -------------------------------------------------------------------------

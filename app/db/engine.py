@@ -14,17 +14,20 @@ ReadConnection = NewType("ReadConnection", AsyncConnection)
 WriteConnection = NewType("WriteConnection", ReadConnection)
 
 # Opens a short transaction of its own, committed when the block ends: for the rare state that
-# must outlive a failing request (a failed sign-in is counted, then the request answers 401).
+# must outlive a failing request (a password guess is counted, then the request answers 401),
+# and for work that must hold no connection between its transactions (Argon2).
 # `Database.write` is one; tests pass one that opens a savepoint of their own transaction.
 ShortTransaction = Callable[[], AbstractAsyncContextManager[WriteConnection]]
 
 
-def make_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
-    """An asyncpg engine with a pool that survives a restarted server (pre-ping)."""
+def make_engine(url: str, *, max_connections: int = 20) -> AsyncEngine:
+    """An asyncpg engine with a pool that survives a restarted server (pre-ping), opening at
+    most `max_connections` (half kept open, half opened under load)."""
+    pool_size = max(1, max_connections // 2)
     return create_async_engine(
         url,
         pool_size=pool_size,
-        max_overflow=pool_size,
+        max_overflow=max_connections - pool_size,
         pool_pre_ping=True,
         connect_args={
             "server_settings": {
@@ -42,9 +45,15 @@ def make_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
 class Database:
     """The process's engines: one for writes, one for reads (the same unless a replica is set)."""
 
-    def __init__(self, write_url: str, read_url: str | None = None) -> None:
-        self.write_engine = make_engine(write_url)
-        self.read_engine = make_engine(read_url) if read_url else self.write_engine
+    def __init__(
+        self, write_url: str, read_url: str | None = None, *, max_connections: int = 20
+    ) -> None:
+        self.write_engine = make_engine(write_url, max_connections=max_connections)
+        self.read_engine = (
+            make_engine(read_url, max_connections=max_connections)
+            if read_url
+            else self.write_engine
+        )
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[WriteConnection]:

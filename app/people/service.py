@@ -11,7 +11,10 @@ import secrets
 from typing import Any
 from uuid import UUID
 
+from pydantic import ValidationError
+
 from app.auth import passwords
+from app.auth.passwords import Hasher
 from app.auth.principal import Principal
 from app.db.engine import ReadConnection, WriteConnection
 from app.db.paging import decode_cursor, encode_cursor
@@ -103,10 +106,9 @@ def _snapshot(user: User) -> dict[str, Any]:
 
 
 async def create_user(
-    conn: WriteConnection, data: UserCreate, *, actor: Principal | None
+    conn: WriteConnection, hasher: Hasher, data: UserCreate, *, actor: Principal
 ) -> tuple[User, str | None]:
-    """Create an account with the role as given (the CLI, and admins); `actor` None is a
-    sign-up, which the new account does itself.
+    """Create an account with the role as given (the CLI, and admins).
 
     A person without a password gets a temporary one, returned once and to be changed at the
     first sign-in; an agent has no password at all (it uses API keys).
@@ -126,7 +128,31 @@ async def create_user(
         if password is None:
             temporary = password = secrets.token_urlsafe(TEMPORARY_PASSWORD_BYTES)
         passwords.check_rules(password, email=email)
-        password_hash = passwords.hash_password(password)
+        # Hashed with the connection held: only admins and the command line come here.
+        password_hash = await hasher.hash(password)
+    user = await _insert_user(
+        conn,
+        data,
+        email=email,
+        password_hash=password_hash,
+        must_change=temporary is not None,
+        actor=actor,
+    )
+    return user, temporary
+
+
+async def _insert_user(
+    conn: WriteConnection,
+    data: UserCreate,
+    *,
+    email: str,
+    password_hash: str | None,
+    must_change: bool,
+    actor: Principal | None,
+) -> User:
+    """Raises:
+    Conflict: the email is taken.
+    """
     user_id = await queries.insert_user(
         conn,
         {
@@ -135,11 +161,11 @@ async def create_user(
             "password_hash": password_hash,
             "role": data.role,
             "kind": data.kind,
-            "must_change_password": temporary is not None,
+            "must_change_password": must_change,
         },
     )
     if user_id is None:
-        raise Conflict(f"an account for {email} already exists")
+        raise Conflict("an account for this email address already exists")
     user = await queries.get_user(conn, user_id)
     assert user is not None
     await record(
@@ -150,55 +176,68 @@ async def create_user(
         target_id=user.id,
         after=_snapshot(user),
     )
-    return user, temporary
+    return user
 
 
 def _self(user: User) -> Principal:
     return Principal(user_id=user.id, email=user.email, role=user.role, kind=user.kind)
 
 
-async def add_person(conn: WriteConnection, principal: Principal, data: UserCreate) -> UserCreated:
+async def add_person(
+    conn: WriteConnection, hasher: Hasher, principal: Principal, data: UserCreate
+) -> UserCreated:
     """An admin adds a person or an agent.
 
     Raises:
         Forbidden: not an admin. ValidationFailed, Conflict: as `create_user`.
     """
     _require_people_admin(principal)
-    user, temporary = await create_user(conn, data, actor=principal)
+    user, temporary = await create_user(conn, hasher, data, actor=principal)
     return UserCreated(**user.model_dump(), temporary_password=temporary)
+
+
+async def sign_up_is_open(conn: ReadConnection, *, open_signup: bool) -> bool:
+    """Whether sign-up may succeed now: while no account exists, or when it is open. Asked
+    before a password is hashed, so that a closed sign-up costs no Argon2."""
+    return open_signup or await queries.count_users(conn) == 0
 
 
 async def sign_up(
     conn: WriteConnection,
     *,
     email: str,
-    password: str,
+    password_hash: str,
     display_name: str,
     open_signup: bool,
 ) -> User:
-    """A person joins: the very first account becomes admin; later ones join as viewers only
-    when sign-up is open.
+    """A person joins with a password the caller checked (`passwords.check_rules`) and hashed:
+    the very first account becomes admin; later ones join as viewers only when sign-up is open.
 
     Raises:
-        SignupClosed: accounts exist and CORPUS_OPEN_SIGNUP is off. ValidationFailed,
-        Conflict: as `create_user`.
+        SignupClosed: accounts exist and CORPUS_OPEN_SIGNUP is off. ValidationFailed: the
+        email. Conflict: the email is taken.
     """
     await queries.serialise_first_signup(conn)
     first = await queries.count_users(conn) == 0
     if not first and not open_signup:
         raise SignupClosed("sign-up is closed: ask an admin for an account")
-    user, _ = await create_user(
-        conn,
-        UserCreate(
+    try:
+        data = UserCreate(
             email=email,
-            password=password,
             display_name=display_name,
             role="admin" if first else "viewer",
             kind="human",
-        ),
+        )
+    except ValidationError as exc:
+        raise ValidationFailed.from_pydantic(exc) from None
+    return await _insert_user(
+        conn,
+        data,
+        email=data.email.lower(),
+        password_hash=password_hash,
+        must_change=False,
         actor=None,
     )
-    return user
 
 
 async def find_by_email(conn: ReadConnection, email: str) -> User | None:
@@ -284,6 +323,7 @@ async def update_person(
 
 async def set_password(
     conn: WriteConnection,
+    hasher: Hasher,
     actor: Principal,
     user_id: UUID,
     password: str,
@@ -291,10 +331,8 @@ async def set_password(
     must_change: bool,
     action: str,
 ) -> None:
-    """Store a new password and end every session of the account and every OAuth client's access
-    to it (its other browsers, any stolen cookie, and any app approved under the old password
-    stop working; API keys stay, being an admin's to revoke). The audit entry records that it
-    changed, never the value.
+    """Check and store a new password, as `store_password_hash` (an admin's reset; hashed with
+    the connection held, which only admins come here to do).
 
     Raises:
         ValidationFailed: the password breaks the rules, or the account is an agent's.
@@ -304,10 +342,38 @@ async def set_password(
     if user.kind == "agent":
         raise ValidationFailed("agents have no password: they use API keys")
     passwords.check_rules(password, email=user.email)
-    await queries.update_user(
+    await store_password_hash(
         conn,
+        actor,
         user_id,
-        {"password_hash": passwords.hash_password(password), "must_change_password": must_change},
+        await hasher.hash(password),
+        must_change=must_change,
+        action=action,
+    )
+
+
+async def store_password_hash(
+    conn: WriteConnection,
+    actor: Principal,
+    user_id: UUID,
+    password_hash: str,
+    *,
+    must_change: bool,
+    action: str,
+) -> None:
+    """Store a new password's hash and end every session of the account and every OAuth
+    client's access to it (its other browsers, any stolen cookie, and any app approved under
+    the old password stop working; API keys stay, being an admin's to revoke). The audit entry
+    records that it changed, never the value.
+
+    Raises:
+        ValidationFailed: the account is an agent's. NotFound: no such account.
+    """
+    user = await _target(conn, user_id)
+    if user.kind == "agent":
+        raise ValidationFailed("agents have no password: they use API keys")
+    await queries.update_user(
+        conn, user_id, {"password_hash": password_hash, "must_change_password": must_change}
     )
     await queries.end_sessions(conn, user_id)
     await queries.end_oauth_grants(conn, user_id)
@@ -321,7 +387,9 @@ async def set_password(
     )
 
 
-async def reset_password(conn: WriteConnection, principal: Principal, user_id: UUID) -> str:
+async def reset_password(
+    conn: WriteConnection, hasher: Hasher, principal: Principal, user_id: UUID
+) -> str:
     """An admin gives a person a temporary password, to be changed at the next sign-in.
 
     Raises:
@@ -330,7 +398,13 @@ async def reset_password(conn: WriteConnection, principal: Principal, user_id: U
     _require_people_admin(principal)
     temporary = secrets.token_urlsafe(TEMPORARY_PASSWORD_BYTES)
     await set_password(
-        conn, principal, user_id, temporary, must_change=True, action="user.password_reset"
+        conn,
+        hasher,
+        principal,
+        user_id,
+        temporary,
+        must_change=True,
+        action="user.password_reset",
     )
     return temporary
 

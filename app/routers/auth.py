@@ -9,8 +9,23 @@ from fastapi import APIRouter, Request, Response, status
 from app.auth import service as auth_service
 from app.auth.schemas import LoginRequest, SignupRequest
 from app.auth.tokens import SESSION_COOKIE
-from app.deps import AppSettings, AppSigner, ShortTx, WriteConn, check_origin
-from app.errors import Conflict, Forbidden, InvalidCredentials, SignupClosed, ValidationFailed
+from app.deps import (
+    AppHasher,
+    AppSettings,
+    AppSigner,
+    PasswordAttempt,
+    ShortTx,
+    WriteConn,
+    check_origin,
+)
+from app.errors import (
+    Conflict,
+    Forbidden,
+    InvalidCredentials,
+    RateLimited,
+    SignupClosed,
+    ValidationFailed,
+)
 from app.people.schemas import User
 from app.routers.session_cookie import clear_session_cookie, set_session_cookie
 
@@ -20,6 +35,7 @@ _SIGNUP_ERRORS: dict[int | str, dict[str, Any]] = {
     403: SignupClosed.openapi(),
     409: Conflict.openapi(),
     422: ValidationFailed.openapi(),
+    429: RateLimited.openapi(),
 }
 
 
@@ -29,19 +45,22 @@ _SIGNUP_ERRORS: dict[int | str, dict[str, Any]] = {
     status_code=status.HTTP_201_CREATED,
     operation_id="signUp",
     responses=_SIGNUP_ERRORS,
+    dependencies=[PasswordAttempt],
 )
 async def sign_up(
     data: SignupRequest,
     request: Request,
     response: Response,
-    conn: WriteConn,
+    transaction: ShortTx,
+    hasher: AppHasher,
     signer: AppSigner,
     settings: AppSettings,
 ) -> User:
     """Create an account and sign in: the first account becomes admin."""
     check_origin(request, settings, required=False)
     user, cookie = await auth_service.sign_up(
-        conn,
+        transaction,
+        hasher,
         signer,
         email=str(data.email),
         password=data.password,
@@ -56,21 +75,26 @@ async def sign_up(
     "/login",
     response_model=User,
     operation_id="logIn",
-    responses={401: InvalidCredentials.openapi(), 403: Forbidden.openapi()},
+    responses={
+        401: InvalidCredentials.openapi(),
+        403: Forbidden.openapi(),
+        429: RateLimited.openapi(),
+    },
+    dependencies=[PasswordAttempt],
 )
 async def log_in(
     data: LoginRequest,
     request: Request,
     response: Response,
-    conn: WriteConn,
-    count_failure: ShortTx,
+    transaction: ShortTx,
+    hasher: AppHasher,
     signer: AppSigner,
     settings: AppSettings,
 ) -> User:
     """Sign in with an email and password."""
     check_origin(request, settings, required=False)
     user, cookie = await auth_service.login(
-        conn, count_failure, signer, email=data.email, password=data.password
+        transaction, hasher, signer, email=data.email, password=data.password
     )
     set_session_cookie(response, request, settings, cookie)
     return user

@@ -9,7 +9,14 @@ from fastapi import APIRouter, Path, status
 
 from app.auth import oauth
 from app.auth.schemas import ConnectionList, ConsentAnswer, ConsentRedirect, ConsentRequest
-from app.deps import PRINCIPAL_ERRORS, AppSettings, CurrentPrincipal, ReadConn, WriteConn
+from app.deps import (
+    PRINCIPAL_ERRORS,
+    AppSettings,
+    CurrentPrincipal,
+    ReadConn,
+    SessionPrincipal,
+    WriteConn,
+)
 from app.errors import Forbidden, NotFound
 
 router = APIRouter(tags=["oauth"], responses=PRINCIPAL_ERRORS)
@@ -69,7 +76,7 @@ async def list_connections(principal: CurrentPrincipal, conn: ReadConn) -> Conne
     responses={404: NotFound.openapi()},
 )
 async def delete_connection(
-    client_id: Annotated[str, Path(max_length=200)], principal: CurrentPrincipal, conn: WriteConn
+    client_id: Annotated[str, Path(max_length=200)], principal: SessionPrincipal, conn: WriteConn
 ) -> None:
-    """Disconnect a client: its tokens stop working at once."""
+    """Disconnect a client, signed in with a session (not a key): its tokens stop working."""
     await oauth.disconnect(conn, principal, client_id)

@@ -7,7 +7,7 @@ from uuid import UUID
 
 from fastapi import APIRouter, Query, status
 
-from app.deps import PRINCIPAL_ERRORS, CurrentPrincipal, ReadConn, WriteConn
+from app.deps import PRINCIPAL_ERRORS, AppHasher, CurrentPrincipal, ReadConn, WriteConn
 from app.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from app.people import service as people_service
 from app.people.schemas import TemporaryPassword, User, UserCreate, UserCreated, UserUpdate
@@ -42,10 +42,10 @@ async def list_people(
     responses=_ERRORS,
 )
 async def create_person(
-    data: UserCreate, principal: CurrentPrincipal, conn: WriteConn
+    data: UserCreate, principal: CurrentPrincipal, conn: WriteConn, hasher: AppHasher
 ) -> UserCreated:
     """Add a person or an agent; without a password, a person gets a temporary one (shown once)."""
-    return await people_service.add_person(conn, principal, data)
+    return await people_service.add_person(conn, hasher, principal, data)
 
 
 @router.patch("/{user_id}", response_model=User, operation_id="updatePerson", responses=_ERRORS)
@@ -63,10 +63,10 @@ async def update_person(
     responses=_ERRORS,
 )
 async def reset_password(
-    user_id: UUID, principal: CurrentPrincipal, conn: WriteConn
+    user_id: UUID, principal: CurrentPrincipal, conn: WriteConn, hasher: AppHasher
 ) -> TemporaryPassword:
     """Give a person a temporary password, to be changed at the next sign-in."""
-    temporary = await people_service.reset_password(conn, principal, user_id)
+    temporary = await people_service.reset_password(conn, hasher, principal, user_id)
     return TemporaryPassword(temporary_password=temporary)
 
 

@@ -137,10 +137,11 @@ MATRIX: list[tuple[str, Request, tuple[int, int, int, int, int, int]]] = [
     ("POST /api/auth/login", _login, (200, 200, 200, 200, 200, 200)),
     ("POST /api/auth/logout", fixed("POST", "/api/auth/logout"), (204, 204, 204, 204, 204, 204)),
     ("GET /api/me", fixed("GET", "/api/me"), (401, 200, 200, 200, 200, 401)),
+    # A session is required: a key that leaked may not change its person's password.
     (
         "POST /api/me/password",
         fixed("POST", "/api/me/password", NEW_PASSWORD),
-        (401, 204, 204, 204, 403, 401),
+        (401, 403, 403, 403, 403, 401),
     ),
     ("GET /api/people", fixed("GET", "/api/people"), (401, 403, 403, 200, 403, 401)),
     ("POST /api/people", _create_person, (401, 403, 403, 201, 403, 401)),
@@ -191,10 +192,11 @@ MATRIX: list[tuple[str, Request, tuple[int, int, int, int, int, int]]] = [
         fixed("GET", "/api/me/connections"),
         (401, 200, 200, 200, 200, 401),
     ),
+    # Disconnecting apps, too, is a person's in a browser.
     (
         "DELETE /api/me/connections/{client_id}",
         fixed("DELETE", "/api/me/connections/no-such-client"),
-        (401, 404, 404, 404, 404, 401),
+        (401, 403, 403, 403, 403, 401),
     ),
     (
         "GET /api/auth/oidc/login",

@@ -35,7 +35,7 @@ from app.auth.principal import LOCAL_ADMIN
 from app.config import Settings
 from app.main import create_app
 from app.people import service as people_service
-from tests.accounts import PASSWORD, Account
+from tests.accounts import HASHER, PASSWORD, Account
 from tests.mcp.conftest import mcp_client
 from tests.running import Running
 from tests.support import lifespan, make_settings
@@ -625,7 +625,7 @@ async def test_a_password_reset_withdraws_every_app_the_person_approved(
         tokens = (await flow.token(grant)).json()
         assert (await _post_mcp(http, corpus, tokens["access_token"])).status_code == 200
         async with corpus.db.write() as conn:
-            await people_service.reset_password(conn, LOCAL_ADMIN, person.user.id)
+            await people_service.reset_password(conn, HASHER, LOCAL_ADMIN, person.user.id)
 
         assert (await _post_mcp(http, corpus, tokens["access_token"])).status_code == 401
         assert _error_of(await _refresh(flow, grant.client_id, tokens["refresh_token"])) == (

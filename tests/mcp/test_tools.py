@@ -24,7 +24,7 @@ from app.documents import service as documents_service
 from app.documents.schemas import WorkspaceCreate
 from app.main import create_app
 from app.people import service as people_service
-from tests.accounts import Account
+from tests.accounts import HASHER, Account
 from tests.mcp.conftest import mcp_client
 from tests.running import Running
 from tests.support import lifespan, make_settings
@@ -285,7 +285,7 @@ async def test_a_temporary_password_must_be_changed_before_any_tool_but_whoami(
 ) -> None:
     account = await corpus.account("editor")
     async with corpus.db.write() as conn:
-        await people_service.reset_password(conn, LOCAL_ADMIN, account.user.id)
+        await people_service.reset_password(conn, HASHER, LOCAL_ADMIN, account.user.id)
     async with mcp_client(corpus.mcp_url, account.key) as client:
         me = _ok(await client.call_tool("whoami", {}))
         refused = await client.call_tool("search_docs", {"query": "anything"})

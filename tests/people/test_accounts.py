@@ -19,7 +19,11 @@ from app.db.engine import Database, ReadConnection, WriteConnection
 from app.errors import Conflict, SignupClosed, ValidationFailed
 from app.people import service as people_service
 from app.people.schemas import UserCreate
+from tests.accounts import HASHER
 from tests.support import make_settings, new_database, run_corpus
+
+# Sign-up takes a password its caller checked and hashed.
+HASH = passwords.hash_password("a long passphrase")
 
 
 def _write(conn: AsyncConnection) -> WriteConnection:
@@ -41,6 +45,7 @@ async def test_a_person_is_stored_with_an_argon2id_hash_and_the_role_given(
 ) -> None:
     user, temporary = await people_service.create_user(
         _write(conn),
+        HASHER,
         UserCreate(email="Ada@Example.com", role="editor", password="correct horse battery"),
         actor=LOCAL_ADMIN,
     )
@@ -63,7 +68,7 @@ async def test_a_person_without_a_password_gets_a_temporary_one_to_change(
     conn: AsyncConnection,
 ) -> None:
     _, temporary = await people_service.create_user(
-        _write(conn), UserCreate(email="temp@example.com", role="viewer"), actor=LOCAL_ADMIN
+        _write(conn), HASHER, UserCreate(email="temp@example.com", role="viewer"), actor=LOCAL_ADMIN
     )
     assert temporary is not None
     stored, must_change = await _stored_hash(conn, "temp@example.com")
@@ -74,6 +79,7 @@ async def test_a_person_without_a_password_gets_a_temporary_one_to_change(
 async def test_agents_have_no_password(conn: AsyncConnection) -> None:
     user, temporary = await people_service.create_user(
         _write(conn),
+        HASHER,
         UserCreate(email="bot@example.com", role="viewer", kind="agent"),
         actor=LOCAL_ADMIN,
     )
@@ -82,6 +88,7 @@ async def test_agents_have_no_password(conn: AsyncConnection) -> None:
     with pytest.raises(ValidationFailed):
         await people_service.create_user(
             _write(conn),
+            HASHER,
             UserCreate(email="bot2@example.com", role="viewer", kind="agent", password="x" * 12),
             actor=LOCAL_ADMIN,
         )
@@ -90,12 +97,14 @@ async def test_agents_have_no_password(conn: AsyncConnection) -> None:
 async def test_an_email_is_taken_whatever_its_case(conn: AsyncConnection) -> None:
     await people_service.create_user(
         _write(conn),
+        HASHER,
         UserCreate(email="same@example.com", role="viewer", password="a fine passphrase"),
         actor=LOCAL_ADMIN,
     )
     with pytest.raises(Conflict):
         await people_service.create_user(
             _write(conn),
+            HASHER,
             UserCreate(email="SAME@example.com", role="admin", password="another one!"),
             actor=LOCAL_ADMIN,
         )
@@ -108,6 +117,7 @@ async def test_weak_passwords_are_refused(conn: AsyncConnection, password: str) 
     with pytest.raises(ValidationFailed):
         await people_service.create_user(
             _write(conn),
+            HASHER,
             UserCreate(email="weak@example.com", role="viewer", password=password),
             actor=LOCAL_ADMIN,
         )
@@ -134,7 +144,7 @@ async def test_the_first_sign_up_is_admin_and_later_ones_need_open_sign_up(
     first = await people_service.sign_up(
         _write(conn),
         email="first@example.com",
-        password="first passphrase",
+        password_hash=HASH,
         display_name="",
         open_signup=False,
     )
@@ -143,14 +153,14 @@ async def test_the_first_sign_up_is_admin_and_later_ones_need_open_sign_up(
         await people_service.sign_up(
             _write(conn),
             email="second@example.com",
-            password="second passphrase",
+            password_hash=HASH,
             display_name="",
             open_signup=False,
         )
     second = await people_service.sign_up(
         _write(conn),
         email="second@example.com",
-        password="second passphrase",
+        password_hash=HASH,
         display_name="",
         open_signup=True,
     )
@@ -169,7 +179,7 @@ async def test_simultaneous_first_sign_ups_make_exactly_one_admin(
             user = await people_service.sign_up(
                 conn,
                 email=f"racer{i}@example.com",
-                password="a long passphrase",
+                password_hash=HASH,
                 display_name="",
                 open_signup=True,
             )
