@@ -124,5 +124,8 @@ def mcp_tools(role: Role) -> list[McpTool]:
     return [tool for tool in ALL_MCP_TOOLS if tool in granted]
 
 
-def agent_tools(role: Role) -> list[AgentTool]:
-    return list(CAPABILITIES[role].agent_tools)
+def agent_tools(role: Role, *, bound: bool = False) -> list[AgentTool]:
+    """The answering agents' tools for the role; a bound caller's agents do not get the
+    documentation gaps, which span every workspace."""
+    tools = list(CAPABILITIES[role].agent_tools)
+    return [tool for tool in tools if not (bound and tool == "documentation_gaps")]

@@ -14,6 +14,7 @@ import httpx
 import pytest
 from sqlalchemy import text
 
+from app.auth import capabilities
 from app.auth import service as auth_service
 from app.auth.principal import LOCAL_ADMIN
 from app.db.engine import ReadConnection, WriteConnection
@@ -159,3 +160,10 @@ async def test_a_bound_key_over_mcp_sees_only_its_workspace(bound: Bound) -> Non
     assert ids == {bound.alpha_doc}
     assert read.is_error is True
     assert upload.is_error is True
+
+
+def test_a_bound_callers_agents_get_no_tool_that_spans_workspaces() -> None:
+    assert "documentation_gaps" in capabilities.agent_tools("admin")
+    assert "documentation_gaps" not in capabilities.agent_tools("admin", bound=True)
+    assert not capabilities.allows("admin", "gaps.read", bound=True)
+    assert capabilities.allows("admin", "documents.manage", bound=True)
