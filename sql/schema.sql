@@ -139,7 +139,8 @@ CREATE TABLE public.oauth_clients (
     client_name text,
     redirect_uris text[] NOT NULL,
     metadata jsonb NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    authorized_at timestamp with time zone
 );
 
 CREATE TABLE public.oauth_codes (
@@ -152,7 +153,9 @@ CREATE TABLE public.oauth_codes (
     redirect_uri_provided_explicitly boolean NOT NULL,
     resource text,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    expires_at timestamp with time zone NOT NULL
+    expires_at timestamp with time zone NOT NULL,
+    used_at timestamp with time zone,
+    family_id uuid
 );
 
 CREATE TABLE public.oauth_consents (
@@ -362,6 +365,8 @@ CREATE INDEX ix_documents_title ON public.documents USING gin (title public.gin_
 CREATE INDEX ix_documents_workspace_id_owner_id_content_sha256 ON public.documents USING btree (workspace_id, owner_id, content_sha256);
 
 CREATE INDEX ix_oauth_authorizations_expires_at ON public.oauth_authorizations USING btree (expires_at);
+
+CREATE INDEX ix_oauth_clients_unauthorized_created_at ON public.oauth_clients USING btree (created_at) WHERE (authorized_at IS NULL);
 
 CREATE INDEX ix_oauth_codes_expires_at ON public.oauth_codes USING btree (expires_at);
 

@@ -2,6 +2,8 @@
 and `whoami` (which report it), and by nothing else. A leaf: every layer may import it.
 
 Roles are ordered viewer < editor < admin and each grants everything the one below does.
+A key bound to one workspace keeps only the actions that stay inside a workspace, whatever its
+role: it reads and writes there, and administers nothing (ADR 0005).
 """
 
 from __future__ import annotations
@@ -91,6 +93,11 @@ _ADMIN = _Grant(
 
 CAPABILITIES: dict[Role, _Grant] = {"viewer": _VIEWER, "editor": _EDITOR, "admin": _ADMIN}
 
+# What a key bound to one workspace may still do (within it: the queries filter by the scope).
+# Everything else reaches across workspaces: people, keys (a bound key could otherwise mint an
+# unbound one), the audit log, workspaces themselves, and the figures of every workspace.
+WORKSPACE_ACTIONS: frozenset[Action] = frozenset({"search", "documents.write", "documents.manage"})
+
 ALL_MCP_TOOLS: tuple[McpTool, ...] = (
     "upload_document",
     "search_docs",
@@ -104,7 +111,10 @@ ALL_MCP_TOOLS: tuple[McpTool, ...] = (
 )
 
 
-def allows(role: Role, action: Action) -> bool:
+def allows(role: Role, action: Action, *, bound: bool = False) -> bool:
+    """Whether the role may take the action; `bound` for a caller held to one workspace."""
+    if bound and action not in WORKSPACE_ACTIONS:
+        return False
     return action in CAPABILITIES[role].actions
 
 
@@ -114,5 +124,8 @@ def mcp_tools(role: Role) -> list[McpTool]:
     return [tool for tool in ALL_MCP_TOOLS if tool in granted]
 
 
-def agent_tools(role: Role) -> list[AgentTool]:
-    return list(CAPABILITIES[role].agent_tools)
+def agent_tools(role: Role, *, bound: bool = False) -> list[AgentTool]:
+    """The answering agents' tools for the role; a bound caller's agents do not get the
+    documentation gaps, which span every workspace."""
+    tools = list(CAPABILITIES[role].agent_tools)
+    return [tool for tool in tools if not (bound and tool == "documentation_gaps")]

@@ -10,6 +10,7 @@ whole family, and tokens that carry exactly the privileges of the person who con
 from __future__ import annotations
 
 import ipaddress
+import json
 import secrets
 import uuid
 from dataclasses import dataclass
@@ -33,6 +34,8 @@ TRANSACTION_TTL_S = 600  # a person has ten minutes to sign in and answer
 CODE_TTL_S = 300
 ACCESS_TTL_S = 3600
 REFRESH_TTL_S = 30 * 24 * 3600
+# Registration is open to anyone: a client no person approved within a day is deleted.
+UNAUTHORIZED_CLIENT_TTL_S = 24 * 3600
 ACCESS_PREFIX = "cat_"  # "corpus access token": recognisable in logs and secret scanners
 REFRESH_PREFIX = "crt_"
 CODE_PREFIX = "cac_"
@@ -71,7 +74,98 @@ def check_redirect_uri(uri: str) -> None:
     raise InvalidRedirectUri(f"{uri}: redirect URIs must be https, or http on a loopback address")
 
 
+def _loopback_ip(host: str | None) -> bool:
+    try:
+        return host is not None and ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def redirect_uri_allowed(requested: str, registered: list[str]) -> bool:
+    """Whether a redirect URI asked for at /authorize is one the client registered.
+
+    Exactly, or (RFC 8252 §7.3) with another port on a loopback IP literal: a native app
+    listens on whatever port the system gives it at the time of the request. Only the port may
+    differ, and not for `localhost`, which a resolver might send elsewhere (RFC 8252 §8.3).
+    """
+    if requested in registered:
+        return True
+    asked = urlsplit(requested)
+    if asked.scheme != "http" or not _loopback_ip(asked.hostname):
+        return False
+    for uri in registered:
+        parts = urlsplit(uri)
+        if (parts.scheme, parts.hostname, parts.path, parts.query) == (
+            asked.scheme,
+            asked.hostname,
+            asked.path,
+            asked.query,
+        ):
+            return True
+    return False
+
+
 # --- clients --------------------------------------------------------------------------------
+
+# Anyone may register a client, so what one stores is bounded (RFC 7591 sets no limits). Names
+# and versions are a line; URIs as long as browsers take; lists a handful.
+MAX_NAME_CHARS = 200
+MAX_URI_CHARS = 2000
+MAX_SCOPE_CHARS = 200
+MAX_CONTACT_CHARS = 320
+MAX_LIST_ITEMS = 10
+MAX_JWKS_CHARS = 8192
+_NAME_FIELDS = ("client_name", "software_id", "software_version")
+_URI_FIELDS = ("client_uri", "logo_uri", "tos_uri", "policy_uri", "jwks_uri")
+_LIST_FIELDS = {
+    "redirect_uris": MAX_URI_CHARS,
+    "contacts": MAX_CONTACT_CHARS,
+    "grant_types": MAX_NAME_CHARS,
+    "response_types": MAX_NAME_CHARS,
+}
+
+
+class InvalidClientMetadata(Exception):
+    """Registration metadata this server will not store; the message names the field."""
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(item) for item in value)
+    return False
+
+
+def _check_length(field: str, value: Any, limit: int) -> None:
+    if value is not None and len(str(value)) > limit:
+        raise InvalidClientMetadata(f"{field}: at most {limit} characters")
+
+
+def check_client_metadata(metadata: dict[str, Any]) -> None:
+    """Refuse metadata with a NUL (PostgreSQL stores none) or over a limit.
+
+    Raises:
+        InvalidClientMetadata: naming the first field at fault.
+    """
+    for field, value in metadata.items():
+        if _has_nul(value):
+            raise InvalidClientMetadata(f"{field}: may not contain NUL characters")
+    for field in _NAME_FIELDS:
+        _check_length(field, metadata.get(field), MAX_NAME_CHARS)
+    for field in _URI_FIELDS:
+        _check_length(field, metadata.get(field), MAX_URI_CHARS)
+    _check_length("scope", metadata.get("scope"), MAX_SCOPE_CHARS)
+    for field, limit in _LIST_FIELDS.items():
+        items = metadata.get(field) or []
+        if len(items) > MAX_LIST_ITEMS:
+            raise InvalidClientMetadata(f"{field}: at most {MAX_LIST_ITEMS} entries")
+        for item in items:
+            _check_length(field, item, limit)
+    if metadata.get("jwks") is not None:
+        _check_length("jwks", json.dumps(metadata["jwks"]), MAX_JWKS_CHARS)
 
 
 async def register_client(
@@ -81,8 +175,10 @@ async def register_client(
     sealed, because the SDK compares it in plain form.
 
     Raises:
+        InvalidClientMetadata: a NUL, or a field over its limit.
         InvalidRedirectUri: a redirect URI that is neither https nor loopback.
     """
+    check_client_metadata(metadata)
     for uri in metadata.get("redirect_uris") or []:
         check_redirect_uri(str(uri))
     stored = {k: v for k, v in metadata.items() if k != "client_secret"}
@@ -149,7 +245,11 @@ async def consent_request(conn: ReadConnection, principal: Principal, tx: str) -
     return ConsentRequest(
         client_id=row["client_id"],
         client_name=row["client_name"] or row["client_id"],
+        # Anyone may register any name: the screen says so, and leads with where the answer
+        # goes, which the client cannot dress up.
+        client_name_self_declared=True,
         redirect_host=urlsplit(params["redirect_uri"]).netloc,
+        redirect_uri=params["redirect_uri"],
         scopes=params["scopes"],
         resource=params.get("resource"),
         role=principal.role,
@@ -206,15 +306,25 @@ async def answer_consent(
         },
     )
     await queries.upsert_consent(conn, user_id, row["client_id"], params["scopes"])
+    await queries.mark_client_authorized(conn, row["client_id"])
     return with_query(params["redirect_uri"], code=code, state=params.get("state"), iss=issuer)
 
 
 # --- codes and tokens -----------------------------------------------------------------------
 
 
-async def load_code(conn: ReadConnection, client_id: str, code: str) -> dict[str, Any] | None:
+async def load_code(conn: WriteConnection, client_id: str, code: str) -> dict[str, Any] | None:
+    """An unused code of this client; None otherwise. Presenting a code that was redeemed
+    already revokes the tokens it issued (RFC 6749 §4.1.2): the code has leaked, and whoever
+    redeemed it first may not be its client."""
     row = await queries.get_code(conn, sha256(code), client_id)
-    return dict(row) if row else None
+    if row is None:
+        return None
+    if row["used_at"] is not None:
+        if row["family_id"] is not None:
+            await queries.revoke_family(conn, row["family_id"])
+        return None
+    return dict(row)
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,13 +374,17 @@ async def _issue(
 
 
 async def exchange_code(conn: WriteConnection, client_id: str, code: str) -> IssuedTokens:
-    """Redeem a code (once) for a new token family.
+    """Redeem a code (once) for a new token family, which the code remembers.
 
     Raises:
-        InvalidGrant: the code was redeemed already, or never issued to this client.
+        InvalidGrant: the code was redeemed already (then what it issued is revoked, and the
+            caller must commit that), or never issued to this client.
     """
-    row = await queries.take_code(conn, sha256(code), client_id)
+    family_id = uuid.uuid4()
+    row = await queries.take_code(conn, sha256(code), client_id, family_id)
     if row is None:
+        # A redemption racing this one won: revoke what it issued, as a later reuse would.
+        await load_code(conn, client_id, code)
         raise InvalidGrant("the authorization code was used already")
     if not await queries.lock_consent(conn, row["user_id"], client_id):
         raise InvalidGrant("the person has disconnected this client")
@@ -280,7 +394,7 @@ async def exchange_code(conn: WriteConnection, client_id: str, code: str) -> Iss
         user_id=row["user_id"],
         scopes=list(row["scopes"]),
         resource=row["resource"],
-        family_id=uuid.uuid4(),
+        family_id=family_id,
     )
 
 
@@ -341,8 +455,13 @@ async def revoke(conn: WriteConnection, token: str) -> None:
 
 
 async def prune_expired(conn: WriteConnection) -> dict[str, int]:
-    """Delete consent transactions, codes and tokens past their expiry; counts by table."""
-    return await queries.delete_expired(conn)
+    """Delete consent transactions, codes and tokens past their expiry, and clients nobody
+    approved within UNAUTHORIZED_CLIENT_TTL_S of registering; counts by table."""
+    counts = await queries.delete_expired(conn)
+    counts["oauth_clients"] = await queries.delete_unauthorized_clients(
+        conn, UNAUTHORIZED_CLIENT_TTL_S
+    )
+    return counts
 
 
 # --- a person's connections -----------------------------------------------------------------

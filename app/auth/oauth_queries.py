@@ -28,6 +28,28 @@ async def get_client(conn: ReadConnection, client_id: str) -> RowMapping | None:
     return (await conn.execute(statement)).mappings().first()
 
 
+async def mark_client_authorized(conn: WriteConnection, client_id: str) -> None:
+    """Record a client's first approval (later ones change nothing)."""
+    await conn.execute(
+        update(oauth_clients)
+        .where(oauth_clients.c.client_id == client_id, oauth_clients.c.authorized_at.is_(None))
+        .values(authorized_at=func.now())
+    )
+
+
+async def delete_unauthorized_clients(conn: WriteConnection, older_than_s: int) -> int:
+    """Delete clients registered more than `older_than_s` ago that nobody ever approved (their
+    pending consent transactions go with them); returns how many."""
+    result = await conn.execute(
+        delete(oauth_clients).where(
+            oauth_clients.c.authorized_at.is_(None),
+            oauth_clients.c.created_at
+            <= func.now() - func.make_interval(0, 0, 0, 0, 0, 0, older_than_s),
+        )
+    )
+    return result.rowcount
+
+
 async def insert_authorization(conn: WriteConnection, values: dict[str, Any]) -> None:
     await conn.execute(insert(oauth_authorizations).values(**values))
 
@@ -72,11 +94,19 @@ async def get_code(conn: ReadConnection, code_sha256: str, client_id: str) -> Ro
     return (await conn.execute(statement)).mappings().first()
 
 
-async def take_code(conn: WriteConnection, code_sha256: str, client_id: str) -> RowMapping | None:
-    """Delete a code and return it: a code is redeemed once, however many try at once."""
+async def take_code(
+    conn: WriteConnection, code_sha256: str, client_id: str, family_id: UUID
+) -> RowMapping | None:
+    """Mark a code used by the token family `family_id` and return it; None when it was used
+    already: a code is redeemed once, however many try at once (the row lock queues them)."""
     result = await conn.execute(
-        delete(oauth_codes)
-        .where(oauth_codes.c.code_sha256 == code_sha256, oauth_codes.c.client_id == client_id)
+        update(oauth_codes)
+        .where(
+            oauth_codes.c.code_sha256 == code_sha256,
+            oauth_codes.c.client_id == client_id,
+            oauth_codes.c.used_at.is_(None),
+        )
+        .values(used_at=func.now(), family_id=family_id)
         .returning(*oauth_codes.c)
     )
     return result.mappings().first()

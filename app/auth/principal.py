@@ -39,11 +39,8 @@ class Principal:
         return _RANK[self.role] >= _RANK[role]
 
     def can(self, action: Action) -> bool:
-        return allows(self.role, action)
-
-    @property
-    def is_admin(self) -> bool:
-        return self.role == "admin"
+        """The role's grant, narrowed to one workspace's actions for a bound key."""
+        return allows(self.role, action, bound=self.workspace_scope is not None)
 
 
 # The command line acts as the operator: an admin who owns nothing, so what it ingests has no

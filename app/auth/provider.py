@@ -33,6 +33,18 @@ from app.errors import ValidationFailed
 from app.resources import Resources
 
 
+class RegisteredClient(OAuthClientInformationFull):
+    """A client as the SDK's handlers see it, with our redirect URI rule (`oauth.
+    redirect_uri_allowed`): the SDK compares redirect URIs exactly, so a loopback one with
+    another port (RFC 8252 §7.3) would be refused."""
+
+    def validate_redirect_uri(self, redirect_uri: AnyUrl | None) -> AnyUrl:
+        registered = [str(uri) for uri in self.redirect_uris or []]
+        if redirect_uri is not None and oauth.redirect_uri_allowed(str(redirect_uri), registered):
+            return redirect_uri
+        return super().validate_redirect_uri(redirect_uri)
+
+
 class CallerToken(AccessToken):
     """An access token, or an API key, with the person or agent behind it."""
 
@@ -71,7 +83,7 @@ class CorpusAuthProvider(
         resources = self._resources()
         async with resources.db.read() as conn:
             metadata = await oauth.get_client(conn, resources.box, client_id)
-        return OAuthClientInformationFull.model_validate(metadata) if metadata else None
+        return RegisteredClient.model_validate(metadata) if metadata else None
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         resources = self._resources()
@@ -81,6 +93,8 @@ class CorpusAuthProvider(
                 await oauth.register_client(
                     conn, resources.box, metadata, client_info.client_secret
                 )
+        except oauth.InvalidClientMetadata as exc:
+            raise RegistrationError("invalid_client_metadata", str(exc)) from None
         except oauth.InvalidRedirectUri as exc:
             raise RegistrationError("invalid_redirect_uri", str(exc)) from None
 
@@ -113,7 +127,9 @@ class CorpusAuthProvider(
         self, client: OAuthClientInformationFull, authorization_code: str
     ) -> AuthorizationCode | None:
         assert client.client_id is not None
-        async with self._resources().db.read() as conn:
+        # A write: presenting a spent code revokes what it issued, and that must stick even
+        # though the reply is an error.
+        async with self._resources().db.write() as conn:
             row = await oauth.load_code(conn, client.client_id, authorization_code)
         if row is None:
             return None

@@ -94,7 +94,10 @@ class ConsentRequest(BaseModel):
 
     client_id: str
     client_name: str
+    # Always true: a dynamically registered client names itself, and nobody vouches for it.
+    client_name_self_declared: bool
     redirect_host: str
+    redirect_uri: str  # where the browser goes with the answer
     scopes: list[str]
     resource: str | None
     role: Role  # the token will carry exactly this person's role

@@ -353,6 +353,14 @@ oauth_clients = Table(
     Column("redirect_uris", _texts(), nullable=False),
     Column("metadata", JSONB, nullable=False),  # the full RFC 7591 registration
     _created_at(),
+    # When a person first approved it. Anyone may register a client, so one nobody approved
+    # within a day is deleted (app.housekeeping); the partial index finds those.
+    Column("authorized_at", DateTime(timezone=True)),
+    Index(
+        "ix_oauth_clients_unauthorized_created_at",
+        "created_at",
+        postgresql_where=text("authorized_at IS NULL"),
+    ),
 )
 
 # Consent transactions: an /authorize request waiting for the person's yes or no.
@@ -388,6 +396,10 @@ oauth_codes = Table(
     Column("resource", Text),
     _created_at(),
     Column("expires_at", DateTime(timezone=True), nullable=False),
+    # A redeemed code is kept, marked used, until it expires: presented again, it names the
+    # token family it issued, which is then revoked (RFC 6749 §4.1.2).
+    Column("used_at", DateTime(timezone=True)),
+    Column("family_id", UUID(as_uuid=True)),
     Index(None, "expires_at"),
 )
 

@@ -40,8 +40,12 @@ def _workspace(row: RowMapping) -> Workspace:
     return Workspace.model_validate(dict(row))
 
 
-async def list_workspaces(conn: ReadConnection) -> list[Workspace]:
-    rows = await conn.execute(select(*_workspace_columns()).order_by(workspaces.c.slug))
+async def list_workspaces(conn: ReadConnection, *, scope: str | None) -> list[Workspace]:
+    """Every workspace, or only `scope` (a bound key's)."""
+    statement = select(*_workspace_columns()).order_by(workspaces.c.slug)
+    if scope is not None:
+        statement = statement.where(workspaces.c.slug == scope)
+    rows = await conn.execute(statement)
     return [_workspace(row) for row in rows.mappings()]
 
 

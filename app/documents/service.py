@@ -66,9 +66,10 @@ def _check_length(settings: Settings, content: str) -> None:
 # --- workspaces -----------------------------------------------------------------------------
 
 
-async def list_workspaces(conn: ReadConnection, _principal: Principal) -> list[Workspace]:
-    """Every workspace (their names are not secret; their private documents are not counted)."""
-    return await queries.list_workspaces(conn)
+async def list_workspaces(conn: ReadConnection, principal: Principal) -> list[Workspace]:
+    """Every workspace the caller may see: all of them (their names are not secret; their
+    private documents are not counted), or a bound key's own."""
+    return await queries.list_workspaces(conn, scope=principal.workspace_scope)
 
 
 async def create_workspace(
@@ -77,8 +78,8 @@ async def create_workspace(
     """Raises:
     Forbidden: not an admin. Conflict: the slug is taken.
     """
-    if not principal.is_admin:
-        raise Forbidden("only admins create workspaces")
+    if not principal.can("workspaces.manage"):
+        raise Forbidden("only admins create workspaces, and not with a key bound to one")
     if not await queries.insert_workspace(conn, data):
         raise Conflict(f"a workspace named {data.slug!r} already exists")
     created = await queries.get_workspace(conn, data.slug)
@@ -89,8 +90,8 @@ async def create_workspace(
 async def update_workspace(
     conn: WriteConnection, principal: Principal, slug: str, data: WorkspaceUpdate
 ) -> Workspace:
-    if not principal.is_admin:
-        raise Forbidden("only admins change workspaces")
+    if not principal.can("workspaces.manage"):
+        raise Forbidden("only admins change workspaces, and not with a key bound to one")
     # `license: null` is meaningful ("from policy"), so explicitly set fields are all applied.
     values = data.model_dump(exclude_unset=True)
     for field in ("title", "description", "tier"):
@@ -330,7 +331,7 @@ async def _editable(conn: ReadConnection, principal: Principal, document_id: UUI
     mine = row is not None and row["owner_id"] is not None and row["owner_id"] == principal.user_id
     if row is None or (row["visibility"] == "private" and not mine):
         raise NotFound("document not found")
-    if not mine and not principal.is_admin:
+    if not mine and not principal.can("documents.manage"):
         raise Forbidden("editors may change only their own documents")
     return row
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, parse_qsl, urlsplit
 
 from mcp.server import MCPServer
 from mcp.server.auth.settings import (
@@ -33,6 +33,7 @@ from app.auth.provider import CorpusAuthProvider
 from app.config import Settings
 from app.mcp import tools
 from app.resources import Resources
+from app.throttle import Throttle
 
 INSTRUCTIONS = (
     "Corpus is your team's knowledge base. Search it (search_docs) before answering questions "
@@ -47,25 +48,78 @@ class McpDoor:
     routes: list[BaseRoute]
 
 
-# A token request is a few form fields. The guard reads the body before the SDK's own size
-# limit does, so it enforces one of its own: nobody may make the process buffer more.
-MAX_TOKEN_REQUEST_BYTES = 64 * 1024
+# A token, revocation, authorization or registration request is a few fields. The edge reads
+# the body before the SDK's handler does, so it enforces a limit of its own: nobody may make the
+# process buffer more.
+MAX_OAUTH_REQUEST_BYTES = 64 * 1024
 
 
-async def _oauth_error(send: Send, status: int, error: str, description: str) -> None:
+async def _oauth_error(
+    send: Send,
+    status: int,
+    error: str,
+    description: str,
+    headers: list[tuple[bytes, bytes]] | None = None,
+) -> None:
     """An RFC 6749 error object, never cached."""
     body = json.dumps({"error": error, "error_description": description}).encode()
     await send(
         {
             "type": "http.response.start",
             "status": status,
-            "headers": [(b"content-type", b"application/json"), (b"cache-control", b"no-store")],
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"cache-control", b"no-store"),
+                *(headers or []),
+            ],
         }
     )
     await send({"type": "http.response.body", "body": body})
 
 
+async def _read_body(scope: Scope, receive: Receive) -> bytes | None:
+    """The request's body, or None when it is over MAX_OAUTH_REQUEST_BYTES (declared or
+    streamed: reading stops there)."""
+    declared = dict(scope["headers"]).get(b"content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > MAX_OAUTH_REQUEST_BYTES):
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    more = True
+    while more:
+        message = await receive()
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_OAUTH_REQUEST_BYTES:
+            return None
+        chunks.append(chunk)
+        more = message.get("more_body", False)
+    return b"".join(chunks)
+
+
+def _replaying(body: bytes, receive: Receive) -> Receive:
+    """A `receive` that hands the SDK's handler the body the edge has read already."""
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+def _has_nul(encoded: str) -> bool:
+    """Whether a query string or form body carries a NUL, raw or percent-encoded. PostgreSQL
+    stores no NUL, so a field with one would reach the database only to fail there."""
+    pairs = parse_qsl(encoded, keep_blank_values=True)
+    return "\x00" in encoded or any("\x00" in k or "\x00" in v for k, v in pairs)
+
+
 METADATA_PATH = "/.well-known/oauth-authorization-server"
+_FORM_PATHS = ("/token", "/revoke")
 
 
 class _OAuthEdges:
@@ -74,66 +128,91 @@ class _OAuthEdges:
 
     - RFC 8707 at /token: a request naming a resource other than ours gets `invalid_target`
       (the SDK binds the resource given at /authorize into the code, but does not compare the
-      one sent to /token). The body is read here first, so the size limit is ours too.
+      one sent to /token).
     - RFC 9207: every redirect from /authorize back to the client carries `iss` (the SDK's
       error redirects do not; our consent answers do), and the metadata says so, so that
       clients enforce it.
+    - Bounded input: /register is throttled per client address (anyone may call it, and each
+      call stores a row); every body is read here first, at most 64 KiB; a NUL in any field of
+      /authorize, /token or /revoke is `invalid_request` here, before the SDK's handlers send
+      it to the database (an error redirect from /authorize would need a redirect URI we can
+      trust, so the answer is a 400 in every case).
     """
 
-    def __init__(self, app: ASGIApp, *, resource: str, issuer: str, public_url: str) -> None:
+    def __init__(
+        self, app: ASGIApp, *, resource: str, issuer: str, public_url: str, register_rate: str
+    ) -> None:
         self.app = app
         self.resource = resource
         self.issuer = issuer  # as the metadata renders it, compared as a string by clients
         self.consent_url = f"{public_url}{oauth.CONSENT_PATH}?"
+        self.register_throttle = Throttle(register_rate)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
-        elif scope["path"] == "/token" and scope["method"] == "POST":
-            await self._token(scope, receive, send)
+        elif scope["path"] in _FORM_PATHS and scope["method"] == "POST":
+            await self._form(scope, receive, send)
+        elif scope["path"] == "/register" and scope["method"] == "POST":
+            await self._register(scope, receive, send)
         elif scope["path"] == "/authorize":
-            await self.app(scope, receive, self._with_iss(send))
+            await self._authorize(scope, receive, send)
         elif scope["path"] == METADATA_PATH and scope["method"] == "GET":
             await self.app(scope, receive, self._advertising_iss(send))
         else:
             await self.app(scope, receive, send)
 
-    async def _token(self, scope: Scope, receive: Receive, send: Send) -> None:
-        too_large = "a token request is at most 64 KiB"
-        declared = dict(scope["headers"]).get(b"content-length", b"0")
-        if not declared.isdigit() or int(declared) > MAX_TOKEN_REQUEST_BYTES:
-            await _oauth_error(send, 413, "invalid_request", too_large)
+    async def _form(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body = await _read_body(scope, receive)
+        if body is None:
+            await _oauth_error(send, 413, "invalid_request", "a request here is at most 64 KiB")
             return
-        chunks: list[bytes] = []
-        size = 0
-        more = True
-        while more:
-            message = await receive()
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > MAX_TOKEN_REQUEST_BYTES:
-                await _oauth_error(send, 413, "invalid_request", too_large)
-                return
-            chunks.append(chunk)
-            more = message.get("more_body", False)
-        body = b"".join(chunks)
-        asked = parse_qs(body.decode("latin-1")).get("resource", [])
+        form = body.decode("latin-1")
+        if _has_nul(form):
+            await _oauth_error(send, 400, "invalid_request", "a field contains a NUL character")
+            return
+        asked = parse_qs(form).get("resource", []) if scope["path"] == "/token" else []
         if any(r.rstrip("/") != self.resource for r in asked):
             await _oauth_error(
                 send, 400, "invalid_target", f"this server issues tokens for {self.resource}"
             )
             return
+        await self.app(scope, _replaying(body, receive), send)
 
-        replayed = False
+    async def _register(self, scope: Scope, receive: Receive, send: Send) -> None:
+        client = scope.get("client")
+        wait = self.register_throttle.hit("register", client[0] if client else "unknown")
+        if wait is not None:
+            await _oauth_error(
+                send,
+                429,
+                "rate_limited",
+                "too many client registrations from this address; try again later",
+                [(b"retry-after", str(wait).encode())],
+            )
+            return
+        body = await _read_body(scope, receive)
+        if body is None:
+            await _oauth_error(
+                send, 413, "invalid_client_metadata", "a registration is at most 64 KiB"
+            )
+            return
+        await self.app(scope, _replaying(body, receive), send)
 
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+    async def _authorize(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] == "POST":
+            body = await _read_body(scope, receive)
+            if body is None:
+                await _oauth_error(send, 413, "invalid_request", "a request here is at most 64 KiB")
+                return
+            receive = _replaying(body, receive)
+            fields = body.decode("latin-1")
+        else:
+            fields = scope["query_string"].decode("latin-1")
+        if _has_nul(fields):
+            await _oauth_error(send, 400, "invalid_request", "a field contains a NUL character")
+            return
+        await self.app(scope, receive, self._with_iss(send))
 
     def _with_iss(self, send: Send) -> Send:
         async def sending(message: Message) -> None:
@@ -222,7 +301,11 @@ def build(settings: Settings, resources: Callable[[], Resources]) -> McpDoor:
         ),
     )
     guarded = _OAuthEdges(
-        asgi, resource=resource, issuer=oauth.issuer_id(issuer), public_url=issuer
+        asgi,
+        resource=resource,
+        issuer=oauth.issuer_id(issuer),
+        public_url=issuer,
+        register_rate=settings.register_rate_per_address,
     )
     paths = [route.path for route in asgi.routes if isinstance(route, Route)]
     routes: list[BaseRoute] = [Route(path, endpoint=guarded) for path in paths]

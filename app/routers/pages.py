@@ -56,6 +56,7 @@ async function load() {
   if (!reply.ok) { show("error", body.error.message); return; }
   show("client", body.client_name);
   show("host", body.redirect_host);
+  show("uri", body.redirect_uri);
   show("role", body.role);
   show("tools", body.tools.join(", "));
   document.getElementById("ask").hidden = false;
@@ -134,9 +135,14 @@ async def consent_page() -> HTMLResponse:
     """The consent screen an MCP client's authorization request leads to."""
     return _page(
         "Connect an app",
-        '<h1>Connect an app to Corpus</h1><div id="ask" hidden>'
-        '<p><strong id="client"></strong> wants to use Corpus as you.</p>'
-        '<p class="muted">After you approve, your browser goes to <code id="host"></code>.</p>'
+        # The redirect host leads: it is where the answer goes, and the one thing a client
+        # cannot choose freely. Its name is whatever it registered, and says so.
+        '<div id="ask" hidden><h1>Connect <span id="host"></span> to Corpus?</h1>'
+        "<p>An app there wants to use Corpus as you. After you approve, your browser goes to "
+        '<code id="uri"></code>.</p>'
+        '<p>It calls itself <strong id="client"></strong> '
+        '<span id="self-declared" class="muted">(a name the app chose for itself; '
+        "Corpus has not checked it)</span>.</p>"
         '<p>It will act with your role, <strong id="role"></strong>, and may use: '
         '<span id="tools"></span>.</p>'
         '<button id="approve">Approve</button>'

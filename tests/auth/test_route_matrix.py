@@ -18,7 +18,7 @@ from app.auth import service as auth_service
 from app.auth.principal import LOCAL_ADMIN
 from app.db.engine import ReadConnection, WriteConnection
 from app.documents import service as documents_service
-from app.documents.schemas import DocumentCreate
+from app.documents.schemas import DocumentCreate, WorkspaceCreate
 from tests.accounts import PASSWORD, Account, make_account
 
 CALLERS = ("anonymous", "viewer", "editor", "admin", "agent", "revoked")
@@ -294,6 +294,67 @@ async def test_each_caller_gets_the_expected_status(
         if reply.status_code == 403 and route != "POST /api/auth/signup":
             assert reply.json()["error"]["code"] == "forbidden"
     assert got == dict(zip(CALLERS, expected, strict=True)), route
+
+
+# A column of its own for an admin's key bound to another workspace than the documents'
+# (`default`): every admin route is refused, the documents are out of sight (404), and what
+# stays inside its workspace (reading, searching, writing there, its own account) answers.
+BOUND_ADMIN: dict[str, int] = {
+    "POST /api/auth/signup": 403,
+    "POST /api/auth/login": 200,
+    "POST /api/auth/logout": 204,
+    "GET /api/me": 200,
+    "POST /api/me/password": 204,
+    "GET /api/people": 403,
+    "POST /api/people": 403,
+    "PATCH /api/people/{user_id}": 403,
+    "POST /api/people/{user_id}/reset-password": 403,
+    "POST /api/people/{user_id}/unlock": 403,
+    "GET /api/keys": 403,
+    "POST /api/keys": 403,
+    "DELETE /api/keys/{key_id}": 403,
+    "GET /api/audit": 403,
+    "GET /api/workspaces": 200,
+    "POST /api/workspaces": 403,
+    "PATCH /api/workspaces/{slug}": 403,
+    "POST /api/documents": 201,
+    "GET /api/documents": 200,
+    "GET /api/documents/{document_id}": 404,
+    "PATCH /api/documents/{document_id}": 404,
+    "DELETE /api/documents/{document_id}": 404,
+    "GET /api/documents/{document_id}/chunks": 404,
+    "POST /api/search": 200,
+    "GET /api/oauth/consent/{tx}": 403,
+    "POST /api/oauth/consent/{tx}": 403,
+    "GET /api/me/connections": 200,
+    "DELETE /api/me/connections/{client_id}": 404,
+    "GET /api/auth/oidc/login": 404,
+    "GET /api/auth/oidc/callback": 404,
+}
+
+
+def test_the_bound_key_column_covers_every_route_of_the_matrix() -> None:
+    assert set(BOUND_ADMIN) == {route for route, _, _ in MATRIX}
+
+
+async def test_a_key_bound_to_another_workspace_gets_the_expected_status(
+    client: httpx.AsyncClient, conn: AsyncConnection, world: World
+) -> None:
+    await documents_service.create_workspace(
+        WriteConnection(ReadConnection(conn)),
+        LOCAL_ADMIN,
+        WorkspaceCreate(slug="elsewhere", title="Elsewhere"),
+    )
+    bound = await make_account(conn, "admin", workspace="elsewhere")
+    got: dict[str, int] = {}
+    for route, request_for, _ in MATRIX:
+        method, path, body = await request_for(world)
+        client.cookies.clear()  # the sign-in row's session would ride along otherwise
+        reply = await client.request(method, path, json=body, headers=bound.bearer)
+        got[route] = reply.status_code
+        if reply.status_code == 403 and route != "POST /api/auth/signup":
+            assert reply.json()["error"]["code"] == "forbidden", route
+    assert got == BOUND_ADMIN
 
 
 async def test_every_route_behind_a_credential_documents_its_401(

@@ -20,7 +20,10 @@ from tests.support import migrated_database
 @pytest.fixture(scope="module")
 async def corpus(settings: Settings, server_url: str, data_dir: Path) -> AsyncIterator[Running]:
     database_url = await migrated_database(server_url, data_dir, "corpus_mcp")
-    async with run_corpus(data_dir, database_url) as running:
+    # Every test here registers clients from 127.0.0.1: far more than the default allows.
+    async with run_corpus(
+        data_dir, database_url, register_rate_per_address="10000/hour"
+    ) as running:
         yield running
 
 

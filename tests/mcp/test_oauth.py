@@ -12,6 +12,7 @@ import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -30,6 +31,7 @@ from mcp.shared.auth import (
 from pydantic import AnyUrl
 from sqlalchemy import text
 
+from app import housekeeping
 from app.auth import oauth
 from app.auth.principal import LOCAL_ADMIN
 from app.config import Settings
@@ -37,8 +39,8 @@ from app.main import create_app
 from app.people import service as people_service
 from tests.accounts import HASHER, PASSWORD, Account
 from tests.mcp.conftest import mcp_client
-from tests.running import Running
-from tests.support import lifespan, make_settings
+from tests.running import Running, run_corpus
+from tests.support import lifespan, make_settings, migrated_database
 
 REDIRECT_URI = "http://127.0.0.1:8765/callback"
 
@@ -659,3 +661,259 @@ async def test_an_oversized_token_request_is_refused_before_it_is_read(corpus: R
         assert (reply.status_code, reply.json()["error"]) == (413, "invalid_request")
     # An ordinary (if wrong) request still reaches the SDK's handler.
     assert (small.status_code, small.json()["error"]) == (401, "invalid_client")
+
+
+# --- issue 10: registration bounded, NUL refused, loopback ports, reused codes ----------------
+
+
+async def test_reusing_a_code_revokes_the_tokens_it_issued(flow: Flow, corpus: Running) -> None:
+    grant = await flow.grant()
+    first = (await flow.token(grant)).json()
+    rotated = (await _refresh(flow, grant.client_id, first["refresh_token"])).json()
+    assert (await _post_mcp(flow.http, corpus, rotated["access_token"])).status_code == 200
+
+    reused = await flow.token(grant)
+    assert (reused.status_code, _error_of(reused)) == (400, "invalid_grant")
+    # RFC 6749 §4.1.2: a code presented twice was stolen; what it issued stops at once,
+    # including what refreshing those tokens issued.
+    for access in (first["access_token"], rotated["access_token"]):
+        assert (await _post_mcp(flow.http, corpus, access)).status_code == 401
+    refused = await _refresh(flow, grant.client_id, rotated["refresh_token"])
+    assert _error_of(refused) == "invalid_grant"
+
+
+@pytest.mark.parametrize(
+    ("registered", "used"),
+    [
+        ("http://127.0.0.1/callback", "http://127.0.0.1:51234/callback"),
+        ("http://127.0.0.1:8765/callback", "http://127.0.0.1:40001/callback"),
+        ("http://[::1]/cb", "http://[::1]:6000/cb"),
+    ],
+)
+async def test_a_loopback_redirect_uri_may_use_any_port(
+    flow: Flow, browser: Browser, registered: str, used: str
+) -> None:
+    registration = await flow.register(redirect_uris=[registered])
+    assert registration.status_code == 201, registration.text
+    client_id = registration.json()["client_id"]
+    verifier, challenge = _pkce()
+    redirect_to = await browser.consent(flow.authorize_url(client_id, challenge, redirect_uri=used))
+    assert redirect_to.startswith(f"{used}?")
+    grant = Grant(client_id, verifier, _query(redirect_to)["code"], "")
+    tokens = await flow.token(grant, redirect_uri=used)
+    assert tokens.status_code == 200, tokens.text
+
+
+@pytest.mark.parametrize(
+    ("registered", "used"),
+    [
+        ("http://127.0.0.1/callback", "http://127.0.0.1:5000/other"),
+        ("http://127.0.0.1/callback", "http://[::1]:5000/callback"),
+        ("http://localhost/callback", "http://localhost:5000/callback"),
+        ("https://agent.example/cb", "https://agent.example:8443/cb"),
+    ],
+)
+async def test_only_the_port_of_a_loopback_ip_redirect_uri_may_vary(
+    flow: Flow, browser: Browser, registered: str, used: str
+) -> None:
+    registration = await flow.register(redirect_uris=[registered])
+    client_id = registration.json()["client_id"]
+    _, challenge = _pkce()
+    reply = await browser.http.get(flow.authorize_url(client_id, challenge, redirect_uri=used))
+    assert (reply.status_code, reply.json()["error"]) == (400, "invalid_request")
+
+
+NUL = "a\x00b"
+
+
+async def test_a_nul_in_registration_metadata_is_invalid_client_metadata(flow: Flow) -> None:
+    # (URIs are not listed: the SDK's URL parser drops a NUL, as browsers do.)
+    values: dict[str, Any] = {
+        "client_name": NUL,
+        "scope": NUL,
+        "software_id": NUL,
+        "software_version": NUL,
+        "contacts": [NUL],
+        "jwks": {"keys": [{"kid": NUL}]},
+    }
+    got = {}
+    for name, value in values.items():
+        reply = await flow.register(**{name: value})
+        got[name] = (reply.status_code, reply.json()["error"])
+    assert set(got.values()) == {(400, "invalid_client_metadata")}, got
+
+
+AUTHORIZE_FIELDS = (
+    "client_id",
+    "redirect_uri",
+    "state",
+    "code_challenge",
+    "scope",
+    "resource",
+    "response_type",
+)
+
+
+async def test_a_nul_in_an_authorization_request_is_invalid_request_without_a_redirect(
+    flow: Flow, browser: Browser
+) -> None:
+    client_id = await flow.client_id()
+    _, challenge = _pkce()
+    url = httpx.URL(flow.authorize_url(client_id, challenge))
+    got = {}
+    for name in AUTHORIZE_FIELDS:
+        with_nul = url.copy_set_param(name, NUL)
+        reply = await browser.http.get(str(with_nul))
+        posted = await browser.http.post(
+            f"{flow.corpus.url}/authorize", data={**_query(str(with_nul))}
+        )
+        got[name] = {(r.status_code, r.json()["error"]) for r in (reply, posted)}
+    assert got == {name: {(400, "invalid_request")} for name in AUTHORIZE_FIELDS}
+
+
+TOKEN_FIELDS = ("grant_type", "code", "client_id", "code_verifier", "redirect_uri")
+
+
+async def test_a_nul_in_a_token_or_revocation_request_is_invalid_request(flow: Flow) -> None:
+    grant = await flow.grant()
+    got = {}
+    for name in TOKEN_FIELDS:
+        reply = await flow.token(grant, **{name: NUL})
+        got[f"token {name}"] = (reply.status_code, reply.json()["error"])
+    # The refused requests did not spend the code.
+    tokens = await flow.token(grant)
+    assert tokens.status_code == 200
+    refresh = await _refresh(flow, grant.client_id, NUL)
+    got["token refresh_token"] = (refresh.status_code, refresh.json()["error"])
+    for name in ("token", "client_id", "token_type_hint"):
+        data = {"token": tokens.json()["access_token"], "client_id": grant.client_id, name: NUL}
+        reply = await flow.http.post(f"{flow.corpus.url}/revoke", data=data)
+        got[f"revoke {name}"] = (reply.status_code, reply.json()["error"])
+    assert set(got.values()) == {(400, "invalid_request")}, got
+    # Nor did they revoke anything.
+    assert (
+        await _post_mcp(flow.http, flow.corpus, tokens.json()["access_token"])
+    ).status_code == 200
+
+
+OVERSIZED: list[tuple[str, Any]] = [
+    ("client_name", "x" * 201),
+    ("client_uri", "https://agent.example/" + "x" * 2100),
+    ("logo_uri", "https://agent.example/" + "x" * 2100),
+    ("tos_uri", "https://agent.example/" + "x" * 2100),
+    ("policy_uri", "https://agent.example/" + "x" * 2100),
+    ("jwks_uri", "https://agent.example/" + "x" * 2100),
+    ("scope", "corpus " * 200),
+    ("software_id", "x" * 201),
+    ("software_version", "x" * 201),
+    ("contacts", [f"c{i}@agent.example" for i in range(11)]),
+    ("contacts", ["x" * 321]),
+    ("jwks", {"keys": [{"k": "x" * 9000}]}),
+    ("redirect_uris", [f"http://127.0.0.1/cb{i}" for i in range(11)]),
+    ("redirect_uris", ["https://agent.example/" + "x" * 2100]),
+    ("grant_types", ["authorization_code", *(f"g{i}" for i in range(10))]),
+    ("response_types", ["code", *(f"r{i}" for i in range(10))]),
+]
+
+
+async def test_oversized_registration_metadata_is_refused_naming_the_field(
+    flow: Flow, corpus: Running
+) -> None:
+    async with corpus.db.read() as conn:
+        before = (await conn.execute(text("SELECT count(*) FROM oauth_clients"))).scalar_one()
+    refused = []
+    for name, value in OVERSIZED:
+        reply = await flow.register(**{name: value})
+        body = reply.json()
+        if (
+            reply.status_code == 400
+            and body["error"] in ("invalid_client_metadata", "invalid_redirect_uri")
+            and name in body["error_description"]
+        ):
+            refused.append(name)
+    assert refused == [name for name, _ in OVERSIZED]
+    async with corpus.db.read() as conn:
+        after = (await conn.execute(text("SELECT count(*) FROM oauth_clients"))).scalar_one()
+    assert after == before
+    # At the limits, a registration is taken.
+    fits = await flow.register(client_name="x" * 200, contacts=["x" * 320] * 10)
+    assert fits.status_code == 201, fits.text
+
+
+async def test_registration_is_rate_limited_per_client_address(
+    server_url: str, data_dir: Path
+) -> None:
+    database_url = await migrated_database(server_url, data_dir, "corpus_register_rate")
+    async with (
+        run_corpus(data_dir, database_url, register_rate_per_address="3/hour") as corpus,
+        httpx.AsyncClient(base_url=corpus.url) as http,
+    ):
+        body = {"redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none"}
+        first = [(await http.post("/register", json=body)).status_code for _ in range(3)]
+        # Counted before the body is read: a malformed one is refused alike.
+        refused = await http.post("/register", json=body)
+        junk = await http.post("/register", content=b"{")
+        # Another address (through the proxy uvicorn trusts on loopback) has its own budget.
+        elsewhere = await http.post(
+            "/register", json=body, headers={"X-Forwarded-For": "192.0.2.7"}
+        )
+        async with corpus.db.read() as conn:
+            clients = (await conn.execute(text("SELECT count(*) FROM oauth_clients"))).scalar_one()
+    assert first == [201, 201, 201]
+    for reply in (refused, junk):
+        assert reply.status_code == 429
+        assert int(reply.headers["retry-after"]) >= 1
+        assert reply.json()["error"] == "rate_limited"
+        assert reply.json()["error_description"]
+    assert elsewhere.status_code == 201
+    assert clients == 4
+
+
+async def test_clients_never_authorised_are_deleted_by_housekeeping_after_a_day(
+    flow: Flow, browser: Browser, corpus: Running
+) -> None:
+    unused_old = await flow.client_id()
+    unused_new = await flow.client_id()
+    authorised = (await flow.grant()).client_id
+    disconnected = (await flow.grant()).client_id
+    assert (await browser.http.delete(f"/api/me/connections/{disconnected}")).status_code == 204
+    mine = [unused_old, unused_new, authorised, disconnected]
+    async with corpus.db.write() as conn:
+        await conn.execute(
+            text(
+                "UPDATE oauth_clients SET created_at = now() - interval '25 hours'"
+                " WHERE client_id = ANY(:ids)"
+            ),
+            {"ids": [unused_old, authorised, disconnected]},
+        )
+    counts = await housekeeping.prune_expired(corpus.db)
+    assert counts["oauth_clients"] >= 1
+    async with corpus.db.read() as conn:
+        rows = await conn.execute(
+            text("SELECT client_id FROM oauth_clients WHERE client_id = ANY(:ids)"), {"ids": mine}
+        )
+        left = {row.client_id for row in rows}
+    assert left == {unused_new, authorised, disconnected}
+
+
+async def test_the_consent_screen_shows_the_redirect_host_and_a_self_declared_name(
+    flow: Flow, browser: Browser
+) -> None:
+    registration = await flow.register(
+        client_name="Corpus Official", redirect_uris=["https://evil.example/cb"]
+    )
+    client_id = registration.json()["client_id"]
+    _, challenge = _pkce()
+    reply = await browser.http.get(
+        flow.authorize_url(client_id, challenge, redirect_uri="https://evil.example/cb")
+    )
+    tx = _query(reply.headers["location"])["tx"]
+    screen = (await browser.http.get(f"/api/oauth/consent/{tx}")).json()
+    assert screen["redirect_host"] == "evil.example"
+    assert screen["redirect_uri"] == "https://evil.example/cb"
+    assert screen["client_name"] == "Corpus Official"
+    assert screen["client_name_self_declared"] is True
+    page = (await browser.http.get(f"/oauth/consent?tx={tx}")).text
+    # The host is the heading; the name is marked as the client's own claim.
+    assert '<h1>Connect <span id="host">' in page
+    assert 'id="self-declared"' in page
