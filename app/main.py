@@ -23,6 +23,7 @@ from app.auth.tokens import CookieSigner
 from app.config import Settings, get_settings
 from app.db import embedded, migrate
 from app.db.engine import Database
+from app.documents.worker import Converter
 from app.errors import AppError
 from app.mcp import server as mcp_server
 from app.middleware import RequestIdMiddleware
@@ -130,6 +131,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await db.dispose()
             raise
         embedder = make_embedder(settings)
+        converter = Converter(settings)
         try:
             app.state.resources = Resources(
                 settings=settings,
@@ -138,6 +140,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 embedder=embedder,
                 signer=signer,
                 box=SecretBox(secret_key),
+                converter=converter,
                 oidc=oidc.make_client(settings),
             )
             pruning = asyncio.create_task(housekeeping.run(db), name="housekeeping")
@@ -149,6 +152,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 pruning.cancel()
                 await asyncio.gather(pruning, return_exceptions=True)
         finally:
+            await converter.aclose()
             await embedder.aclose()
             await db.dispose()
             if not settings.database_url:

@@ -9,6 +9,7 @@ from app.auth.crypto import SecretBox
 from app.auth.tokens import CookieSigner
 from app.config import Settings
 from app.db.engine import Database
+from app.documents.worker import Converter
 from app.rag.embeddings.base import Embedder
 
 if TYPE_CHECKING:
@@ -25,5 +26,7 @@ class Resources:
     embedder: Embedder
     signer: CookieSigner
     box: SecretBox
+    # The pool of file-conversion worker processes.
+    converter: Converter
     # The OpenID Connect provider's client; None unless OIDC is configured.
     oidc: StarletteOAuth2App | None = None
