@@ -2,13 +2,14 @@
 
 Converting a file is CPU-bound library code (pypdf, markdownify, python-docx) fed by strangers:
 in the server's process it would block the event loop and could take all its memory. Each
-conversion therefore runs in a worker process, a fresh interpreter (never a fork of the server)
-that caps its own address space (CORPUS_CONVERT_MEMORY_MB) and imports only the converters.
-The parent gives it a wall-clock deadline (CORPUS_CONVERT_TIMEOUT_S) and kills it when the
-deadline passes; at most CORPUS_CONVERT_WORKERS conversions run at once.
+conversion therefore runs in a worker process: a fresh interpreter, exec'd (never a fork that
+goes on running the server's code, threads and all), that caps its own address space
+(CORPUS_CONVERT_MEMORY_MB) and imports only the converters. The parent gives each file a
+wall-clock deadline (CORPUS_CONVERT_TIMEOUT_S) and kills the worker when it passes; at most
+CORPUS_CONVERT_WORKERS conversions run at once.
 
 Workers are pooled (starting an interpreter and importing the converters costs about half a
-second, a round trip to a warm worker about a millisecond): a worker serves one file at a
+second, a round trip to a warm worker well under a millisecond): a worker serves one file at a
 time, and one that is killed, crashes or runs out of memory is replaced by a fresh one when next
 needed. The pool is a long-lived resource: the lifespan (or the CLI's ingest) owns it and closes
 it, killing its workers.
@@ -62,6 +63,8 @@ class Converter:
         self._limits = Limits.from_settings(settings)
         self._timeout_s = settings.convert_timeout_s
         self._memory_mb = settings.convert_memory_mb
+        # JSON escapes a character in at most 12 bytes (a surrogate pair); plus the title.
+        self._max_reply = 12 * settings.max_document_chars + 64 * 1024
         self._slots = asyncio.Semaphore(settings.convert_workers)
         self._idle: list[_Worker] = []
         self._busy: set[_Worker] = set()
@@ -84,7 +87,7 @@ class Converter:
             healthy = False
             try:
                 async with asyncio.timeout(self._timeout_s):
-                    reply = await worker.convert(data, filename, content_type)
+                    reply = await worker.convert(data, filename, content_type, self._max_reply)
                 # A worker that ran out of memory exits after its reply: a fresh one follows.
                 healthy = worker.alive and reply.get("error", {}).get("code") != "memory"
             except TimeoutError:
@@ -92,7 +95,7 @@ class Converter:
                     f"file: converting it took longer than {self._timeout_s:g} s "
                     "(CORPUS_CONVERT_TIMEOUT_S)"
                 ) from None
-            except (asyncio.IncompleteReadError, ConnectionError) as exc:
+            except (asyncio.IncompleteReadError, ConnectionError, ValueError) as exc:
                 # The worker died under the file: out of memory (the cap makes allocation fail,
                 # which usually comes back as a reply, but not always) or a crash in C code.
                 raise ValidationFailed(
@@ -117,7 +120,7 @@ class Converter:
         await asyncio.gather(*(worker.kill() for worker in workers))
 
     async def _start(self) -> _Worker:
-        return await _Worker.start(self._limits, self._memory_mb)
+        return await _Worker.start(self._limits, self._memory_mb, self._timeout_s)
 
 
 def _result(reply: dict[str, Any], memory_mb: int) -> Converted:
@@ -140,12 +143,12 @@ class _Worker:
         self._process = process
 
     @classmethod
-    async def start(cls, limits: Limits, memory_mb: int) -> _Worker:
+    async def start(cls, limits: Limits, memory_mb: int, timeout_s: float) -> _Worker:
         process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
             "app.documents.worker",
-            json.dumps({"limits": asdict(limits), "memory_mb": memory_mb}),
+            json.dumps({"limits": asdict(limits), "memory_mb": memory_mb, "timeout_s": timeout_s}),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             cwd=_ROOT,
@@ -174,19 +177,23 @@ class _Worker:
         return self._process.returncode is None
 
     async def convert(
-        self, data: bytes, filename: str | None, content_type: str | None
+        self, data: bytes, filename: str | None, content_type: str | None, max_reply: int
     ) -> dict[str, Any]:
         stdin = self._process.stdin
         assert stdin is not None
         _write(stdin, {"filename": filename, "content_type": content_type, "size": len(data)})
         stdin.write(data)
         await stdin.drain()
-        return await self._read()
+        return await self._read(max_reply)
 
-    async def _read(self) -> dict[str, Any]:
+    async def _read(self, max_bytes: int = 4096) -> dict[str, Any]:
         stdout = self._process.stdout
         assert stdout is not None
         (size,) = _LENGTH.unpack(await stdout.readexactly(_LENGTH.size))
+        if size > max_bytes:
+            # Not a reply our worker writes (its Markdown is within the character limit):
+            # never buffer what a subverted worker claims.
+            raise ConnectionError(f"a conversion worker announced a {size}-byte reply")
         message: dict[str, Any] = json.loads(await stdout.readexactly(size))
         return message
 
@@ -215,10 +222,18 @@ def _read_exactly(stream: IO[bytes], size: int) -> bytes | None:
     return b"".join(chunks)
 
 
+def _cap(limit: int, value: int, *, for_good: bool = False) -> None:
+    """Lower a resource's soft limit to `value` (and its hard limit too, `for_good`), within
+    whatever hard limit the process was given."""
+    _soft, hard = resource.getrlimit(limit)
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    resource.setrlimit(limit, (value, value if for_good else hard))
+
+
 def _serve(config: dict[str, Any]) -> None:
     """Convert files from stdin until it closes (the parent went away)."""
-    memory = config["memory_mb"] * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    _cap(resource.RLIMIT_AS, config["memory_mb"] * 1024 * 1024, for_good=True)
     limits = Limits(**config["limits"])
     requests, replies = sys.stdin.buffer, sys.stdout.buffer
     # Nothing but replies may reach stdout; libraries' warnings and logs go to stderr, quietly.
@@ -237,6 +252,11 @@ def _serve(config: dict[str, Any]) -> None:
         if request is None or data is None:
             return
         exhausted = False
+        # A backstop for the parent's deadline, should the parent die mid-file: the kernel
+        # stops a worker that spends more CPU than the deadline on one file.
+        used = resource.getrusage(resource.RUSAGE_SELF)
+        spent = int(used.ru_utime + used.ru_stime)
+        _cap(resource.RLIMIT_CPU, spent + int(config["timeout_s"]) + 2)
         try:
             converted = to_markdown(
                 data,
