@@ -321,8 +321,7 @@ def _from_html(html: str, limits: Limits) -> tuple[str, str | None]:
     spanned = sum(min(1000, int(span)) for span in _COLSPAN.findall(html))
     if 2 * spanned > limits.max_chars:
         raise _too_spanned(limits)
-    soup = BeautifulSoup(html, "html.parser")
-    _check_depth(soup, limits.max_html_depth)
+    soup = _DepthBoundedSoup(html, limits.max_html_depth)
     title = _tag_text(soup.title) or _tag_text(soup.find("h1"))
     for element in soup.find_all(_HTML_DROPPED):
         element.decompose()
@@ -340,18 +339,23 @@ def _from_html(html: str, limits: Limits) -> tuple[str, str | None]:
     return converter.convert_soup(soup), title
 
 
-def _check_depth(soup: BeautifulSoup, max_depth: int) -> None:
-    """Refuse HTML nested deeper than markdownify can recurse (html.parser builds the tree
-    without recursion; this walk has none either)."""
-    stack: list[tuple[Tag, int]] = [(soup, 0)]
-    while stack:
-        element, depth = stack.pop()
-        if depth > max_depth:
+class _DepthBoundedSoup(BeautifulSoup):
+    """html.parser's tree, refused as soon as an element opens deeper than markdownify can
+    recurse (the parse itself has no recursion, but it is the slow part, so the check comes
+    while it runs rather than after)."""
+
+    def __init__(self, html: str, max_depth: int) -> None:
+        self._max_depth = max_depth
+        super().__init__(html, "html.parser")
+
+    def pushTag(self, tag: Tag) -> None:
+        super().pushTag(tag)
+        # The stack holds the document itself below the outermost element.
+        if len(self.tagStack) - 1 > self._max_depth:
             raise ValidationFailed(
-                f"file: the HTML nests elements more than {max_depth} deep "
+                f"file: the HTML nests elements more than {self._max_depth} deep "
                 "(CORPUS_CONVERT_MAX_HTML_DEPTH)"
             )
-        stack.extend((child, depth + 1) for child in element.contents if isinstance(child, Tag))
 
 
 def _tag_text(element: object) -> str | None:
