@@ -164,12 +164,14 @@ class _Worker:
         try:
             async with asyncio.timeout(_START_TIMEOUT_S):
                 ready = await worker._read()
-        except (TimeoutError, asyncio.IncompleteReadError, ValueError) as exc:
+            if ready != _READY:
+                raise ValueError(f"a conversion worker started with {ready!r}")
+        except BaseException as exc:
+            # Cancelled too: a worker nobody holds would wait on its stdin until shutdown.
             await worker.kill()
-            raise Unavailable("the file converter could not start; the server log has why") from exc
-        if ready != _READY:
-            await worker.kill()
-            raise Unavailable("the file converter could not start; the server log has why")
+            if isinstance(exc, TimeoutError | asyncio.IncompleteReadError | ValueError):
+                raise Unavailable("the file converter could not start; the log has why") from exc
+            raise
         return worker
 
     @property
