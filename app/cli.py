@@ -29,6 +29,7 @@ from app.config import Settings
 from app.db import embedded, migrate
 from app.db.engine import Database, WriteConnection
 from app.documents.schemas import SLUG_PATTERN
+from app.documents.worker import Converter
 from app.errors import AppError, ValidationFailed
 from app.logs import configure_logging
 from app.main import create_app
@@ -127,6 +128,7 @@ async def _ingest_async(
 ) -> IngestReport:
     db = Database(url)
     embedder = make_embedder(settings)
+    converter = Converter(settings)
     try:
         await system_service.ensure_embedding_model(db, settings)
         with tqdm(total=len(files), unit="file", file=sys.stderr, disable=not files) as bar:
@@ -139,6 +141,7 @@ async def _ingest_async(
                 db,
                 embedder,
                 settings,
+                converter,
                 files,
                 workspace=workspace,
                 visibility="org",
@@ -146,6 +149,7 @@ async def _ingest_async(
                 advance=advance,
             )
     finally:
+        await converter.aclose()
         await embedder.aclose()
         await db.dispose()
 

@@ -154,6 +154,20 @@ class Settings(BaseSettings):
     convert_memory_mb: int = Field(
         default=1024, ge=128, le=65536, validation_alias="CORPUS_CONVERT_MEMORY_MB"
     )
+    # How many files convert at once (one worker process each); the others wait their turn.
+    convert_workers: int = Field(default=2, ge=1, le=64, validation_alias="CORPUS_CONVERT_WORKERS")
+    # Bounds checked while a file converts, before the work they would cost: a PDF's pages, the
+    # bytes its streams inflate to (each stream, and all the pages' content together), and how
+    # deep HTML nests (markdownify recurses once per level).
+    convert_max_pdf_pages: int = Field(
+        default=2000, ge=1, le=100_000, validation_alias="CORPUS_CONVERT_MAX_PDF_PAGES"
+    )
+    convert_max_inflated_mb: int = Field(
+        default=64, ge=1, le=4096, validation_alias="CORPUS_CONVERT_MAX_INFLATED_MB"
+    )
+    convert_max_html_depth: int = Field(
+        default=128, ge=8, le=250, validation_alias="CORPUS_CONVERT_MAX_HTML_DEPTH"
+    )
 
     @field_validator("allowed_hosts", "allowed_origins", "oidc_allowed_domains", mode="before")
     @classmethod

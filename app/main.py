@@ -24,6 +24,7 @@ from app.auth.tokens import CookieSigner
 from app.config import Settings, get_settings
 from app.db import embedded, migrate
 from app.db.engine import Database
+from app.documents.worker import Converter
 from app.errors import AppError
 from app.mcp import server as mcp_server
 from app.middleware import RequestIdMiddleware
@@ -135,6 +136,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             raise
         embedder = make_embedder(settings)
         hasher = Hasher(settings.hash_workers)
+        converter = Converter(settings)
         try:
             app.state.resources = Resources(
                 settings=settings,
@@ -146,6 +148,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 hasher=hasher,
                 signin_per_address=Throttle(settings.signin_rate_per_address),
                 signin_overall=Throttle(settings.signin_rate),
+                converter=converter,
                 oidc=oidc.make_client(settings),
             )
             pruning = asyncio.create_task(housekeeping.run(db), name="housekeeping")
@@ -158,6 +161,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 await asyncio.gather(pruning, return_exceptions=True)
         finally:
             hasher.close()
+            await converter.aclose()
             await embedder.aclose()
             await db.dispose()
             if not settings.database_url:

@@ -10,6 +10,7 @@ from app.auth.passwords import Hasher
 from app.auth.tokens import CookieSigner
 from app.config import Settings
 from app.db.engine import Database
+from app.documents.worker import Converter
 from app.rag.embeddings.base import Embedder
 from app.throttle import Throttle
 
@@ -31,5 +32,7 @@ class Resources:
     # Password attempts (sign-in, sign-up, password change): per client address, and overall.
     signin_per_address: Throttle
     signin_overall: Throttle
+    # The pool of file-conversion worker processes.
+    converter: Converter
     # The OpenID Connect provider's client; None unless OIDC is configured.
     oidc: StarletteOAuth2App | None = None

@@ -14,6 +14,7 @@ from app.db.engine import Database
 from app.documents import service as documents_service
 from app.documents.convert import SUPPORTED_SUFFIXES
 from app.documents.schemas import Visibility
+from app.documents.worker import Converter
 from app.errors import AppError
 from app.rag.embeddings.base import Embedder
 
@@ -42,6 +43,7 @@ async def ingest_paths(
     db: Database,
     embedder: Embedder,
     settings: Settings,
+    converter: Converter,
     files: Sequence[Path],
     *,
     workspace: str,
@@ -59,6 +61,7 @@ async def ingest_paths(
                     LOCAL_ADMIN,
                     embedder,
                     settings,
+                    converter=converter,
                     data=data,
                     source=str(path.resolve()),
                     workspace=workspace,

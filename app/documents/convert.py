@@ -2,6 +2,11 @@
 
 The type is taken from the file name, else the declared content type, else the bytes themselves;
 each supported type has one converter, and every result is normalised the same way.
+
+Files come from anyone who may upload, so every converter works within `Limits`, each checked
+before the work it would cost: a PDF's pages and inflated bytes, the characters of output as
+they accumulate, table-span amplification and nesting depth in HTML. This module runs in a
+worker process (app.documents.worker) that also has a deadline and a memory cap.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import re
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import docx
 from bs4 import BeautifulSoup, Tag
@@ -18,10 +24,12 @@ from docx.document import Document as DocxDocument
 from docx.table import Table
 from docx.text.paragraph import Paragraph
 from markdownify import MarkdownConverter
-from pypdf import PasswordType, PdfReader
+from pypdf import PasswordType, PdfReader, apply_configuration
+from pypdf.errors import LimitReachedError
 
+from app.config import Settings
 from app.documents.schemas import MAX_TITLE_CHARS
-from app.errors import UnsupportedMediaType, ValidationFailed
+from app.errors import AppError, TooLarge, UnsupportedMediaType, ValidationFailed
 
 MARKDOWN = "text/markdown"
 PLAIN_TEXT = "text/plain"
@@ -68,6 +76,38 @@ _DOCX_LIST_STYLE = re.compile(r"List\b.*?(?: ([2-9]))?")
 _BLANK_LINES = re.compile(r"\n{4,}")
 _LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
 _BACKTICK_RUN = re.compile(r"`+")
+_COLSPAN = re.compile(r"""colspan\s*=\s*["']?\s*(\d{1,9})""", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The bounds of one conversion (their settings are named in the refusals)."""
+
+    max_chars: int = 2_000_000
+    max_pdf_pages: int = 2000
+    max_inflated_bytes: int = 64 * 1024 * 1024
+    max_html_depth: int = 128
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Limits:
+        return cls(
+            max_chars=settings.max_document_chars,
+            max_pdf_pages=settings.convert_max_pdf_pages,
+            max_inflated_bytes=settings.convert_max_inflated_mb * 1024 * 1024,
+            max_html_depth=settings.convert_max_html_depth,
+        )
+
+    def too_many_chars(self) -> TooLarge:
+        return TooLarge(
+            f"file: the document converts to more than {self.max_chars:,} characters "
+            "(CORPUS_MAX_DOCUMENT_CHARS)"
+        )
+
+    def too_inflated(self, what: str) -> TooLarge:
+        return TooLarge(
+            f"file: {what} inflates to more than {self.max_inflated_bytes // 2**20} MB "
+            "(CORPUS_CONVERT_MAX_INFLATED_MB)"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,23 +119,33 @@ class Converted:
     title: str | None
 
 
-def to_markdown(data: bytes, *, filename: str | None, content_type: str | None) -> Converted:
-    """Convert an uploaded file to normalised Markdown.
+def to_markdown(
+    data: bytes,
+    *,
+    filename: str | None,
+    content_type: str | None,
+    limits: Limits = Limits(),  # frozen, so one shared default is safe
+) -> Converted:
+    """Convert an uploaded file to normalised Markdown, within `limits`.
 
     Raises:
         UnsupportedMediaType: the file is of a type that cannot be converted.
-        ValidationFailed: the file claims a supported type but cannot be read, or holds no text.
+        ValidationFailed: the file claims a supported type but cannot be read, or holds no text,
+            or nests deeper than the limit.
+        TooLarge: the file breaks a limit on pages, inflated bytes or characters.
     """
     media_type = _detect(data, filename, content_type)
     title: str | None
     if media_type == PDF:
-        markdown, title = _from_pdf(data)
+        markdown, title = _from_pdf(data, limits)
     elif media_type == DOCX:
-        markdown, title = _from_docx(data)
+        markdown, title = _from_docx(data, limits)
     elif media_type == HTML:
-        markdown, title = _from_html(_decode(data))
+        markdown, title = _from_html(_decode(data), limits)
     else:
         markdown, title = _decode(data), None
+    if len(markdown) > limits.max_chars:
+        raise limits.too_many_chars()
     markdown = _normalise(markdown)
     if not markdown:
         raise ValidationFailed("the document is empty")
@@ -192,7 +242,19 @@ def _markdown_title(markdown: str) -> str | None:
 
 class _HtmlToMarkdown(MarkdownConverter):
     """markdownify, with fences that survive code containing backticks and table cells that
-    keep their pipes."""
+    keep their pipes, and a count of the characters that table spans add (a cell spanning
+    1,000 columns becomes 1,000 pipes, and a header row's rule 1,000 more cells), refused as
+    soon as they pass the limit rather than after the whole table is built."""
+
+    def __init__(self, *, limits: Limits, **options: Any) -> None:
+        super().__init__(**options)
+        self._limits = limits
+        self._spanned = 0
+
+    def _count(self, added: int) -> None:
+        self._spanned += added
+        if self._spanned > self._limits.max_chars:
+            raise _too_spanned(self._limits)
 
     def convert_pre(self, el: Tag, text: str, parent_tags: set[str]) -> str:
         if not text.strip():
@@ -203,18 +265,38 @@ class _HtmlToMarkdown(MarkdownConverter):
         return f"\n\n{fence}{_code_language(el)}\n{code}\n{fence}\n\n"
 
     def convert_td(self, el: Tag, text: str, parent_tags: set[str]) -> str:
-        return _table_cell(el, text)
+        return self._table_cell(el, text)
 
     def convert_th(self, el: Tag, text: str, parent_tags: set[str]) -> str:
-        return _table_cell(el, text)
+        return self._table_cell(el, text)
+
+    def convert_tr(self, el: Tag, text: str, parent_tags: set[str]) -> str:
+        # The rule under a table's first row has one cell per spanned column: count it before
+        # markdownify builds it.
+        if el.find_previous_sibling() is None:
+            self._count(3 * sum(_colspan(cell) for cell in el.find_all(["td", "th"])))
+        row: str = super().convert_tr(el, text, parent_tags)  # type: ignore[misc]  # markdownify's stubs omit convert_tr
+        return row
+
+    def _table_cell(self, cell: Tag, text: str) -> str:
+        # markdownify's own cells, plus escaped pipes: GFM ends a cell at any unescaped pipe,
+        # even inside a code span.
+        colspan = _colspan(cell)
+        self._count(2 * colspan)
+        return " " + text.strip().replace("\n", " ").replace("|", r"\|") + " |" * colspan
 
 
-def _table_cell(cell: Tag, text: str) -> str:
-    # markdownify's own cells, plus escaped pipes: GFM ends a cell at any unescaped pipe, even
-    # inside a code span.
+def _too_spanned(limits: Limits) -> TooLarge:
+    return TooLarge(
+        f"file: the HTML's table spans expand to more than {limits.max_chars:,} characters "
+        "(CORPUS_MAX_DOCUMENT_CHARS)"
+    )
+
+
+def _colspan(cell: Tag) -> int:
+    # markdownify's reading of the attribute (HTML caps a span at 1,000 columns).
     span = str(cell.get("colspan", "1"))
-    colspan = max(1, min(1000, int(span))) if span.isdigit() else 1
-    return " " + text.strip().replace("\n", " ").replace("|", r"\|") + " |" * colspan
+    return max(1, min(1000, int(span))) if span.isdigit() else 1
 
 
 def _code_language(pre: Tag) -> str:
@@ -229,12 +311,17 @@ def _code_language(pre: Tag) -> str:
     return ""
 
 
-def _from_html(html: str) -> tuple[str, str | None]:
+def _from_html(html: str, limits: Limits) -> tuple[str, str | None]:
     if "<" not in html:
         # Tagless input that looks like a path or URL makes BeautifulSoup warn; a wrapper
         # changes nothing in the Markdown and keeps the warning (an error in tests) away.
         html = f"<div>{html}</div>"
-    soup = BeautifulSoup(html, "html.parser")
+    # Every spanned column becomes at least one pipe: a first count over the text refuses a
+    # table of wide spans before the (slow) parse; the converter counts exactly as it goes.
+    spanned = sum(min(1000, int(span)) for span in _COLSPAN.findall(html))
+    if 2 * spanned > limits.max_chars:
+        raise _too_spanned(limits)
+    soup = _DepthBoundedSoup(html, limits.max_html_depth)
     title = _tag_text(soup.title) or _tag_text(soup.find("h1"))
     for element in soup.find_all(_HTML_DROPPED):
         element.decompose()
@@ -242,6 +329,7 @@ def _from_html(html: str) -> tuple[str, str | None]:
         # An inlined image would put kilobytes of base64 into the text that gets embedded.
         image.replace_with(str(image.get("alt") or ""))
     converter = _HtmlToMarkdown(
+        limits=limits,
         heading_style="atx",
         bullets="-",
         # Escaped underscores and asterisks would stop `snake_case` matching in keyword search.
@@ -249,6 +337,25 @@ def _from_html(html: str) -> tuple[str, str | None]:
         escape_asterisks=False,
     )
     return converter.convert_soup(soup), title
+
+
+class _DepthBoundedSoup(BeautifulSoup):
+    """html.parser's tree, refused as soon as an element opens deeper than markdownify can
+    recurse (the parse itself has no recursion, but it is the slow part, so the check comes
+    while it runs rather than after)."""
+
+    def __init__(self, html: str, max_depth: int) -> None:
+        self._max_depth = max_depth
+        super().__init__(html, "html.parser")
+
+    def pushTag(self, tag: Tag) -> None:
+        super().pushTag(tag)
+        # The stack holds the document itself below the outermost element.
+        if len(self.tagStack) - 1 > self._max_depth:
+            raise ValidationFailed(
+                f"file: the HTML nests elements more than {self._max_depth} deep "
+                "(CORPUS_CONVERT_MAX_HTML_DEPTH)"
+            )
 
 
 def _tag_text(element: object) -> str | None:
@@ -260,13 +367,30 @@ def _tag_text(element: object) -> str | None:
 # --- PDF ------------------------------------------------------------------------------------
 
 
-def _from_pdf(data: bytes) -> tuple[str, str | None]:
+def _from_pdf(data: bytes, limits: Limits) -> tuple[str, str | None]:
+    inflated = limits.max_inflated_bytes
+    # pypdf's own decompression limits, per stream, whatever the filter.
+    bounded = apply_configuration(
+        zlib_maximum_output_length=inflated,
+        lzw_maximum_output_length=inflated,
+        run_length_maximum_output_length=inflated,
+        brotli_maximum_output_length=inflated,
+        jbig2_maximum_output_length=inflated,
+        array_based_stream_maximum_output_length=inflated,
+        maximum_declared_stream_length=inflated,
+        stream_decoding_work_maximum_length=inflated,
+    )
     try:
-        reader = PdfReader(io.BytesIO(data))
-        locked = reader.is_encrypted and reader.decrypt("") == PasswordType.NOT_DECRYPTED
-        pages = [] if locked else [page.extract_text() for page in reader.pages]
-        metadata = None if locked else reader.metadata
-        title = metadata.title if metadata is not None else None
+        with bounded:
+            reader = PdfReader(io.BytesIO(data))
+            locked = reader.is_encrypted and reader.decrypt("") == PasswordType.NOT_DECRYPTED
+            pages = [] if locked else _pdf_pages(reader, limits)
+            metadata = None if locked else reader.metadata
+            title = metadata.title if metadata is not None else None
+    except AppError:
+        raise
+    except LimitReachedError as exc:
+        raise limits.too_inflated("a stream in the PDF") from exc
     # pypdf meets malformed files with many exception types (its own, ValueError, KeyError,
     # zlib.error, ...); all of them mean the same to the uploader.
     except Exception as exc:
@@ -281,10 +405,39 @@ def _from_pdf(data: bytes) -> tuple[str, str | None]:
     return text, (title.strip() or None) if isinstance(title, str) else None
 
 
+def _pdf_pages(reader: PdfReader, limits: Limits) -> list[str]:
+    """Each page's text, within the limits: the page count first, then the bytes of every
+    page's content once inflated (pages may share one stream, so a small file can hold
+    gigabytes; pypdf caches the inflated stream, so this costs one inflation per stream),
+    then the characters extracted, page by page."""
+    count = len(reader.pages)
+    if count > limits.max_pdf_pages:
+        raise TooLarge(
+            f"file: the PDF has {count:,} pages; the limit is {limits.max_pdf_pages:,} "
+            "(CORPUS_CONVERT_MAX_PDF_PAGES)"
+        )
+    content = 0
+    for page in reader.pages:
+        stream = page.get_contents()
+        content += len(stream.get_data()) if stream is not None else 0
+        if content > limits.max_inflated_bytes:
+            raise limits.too_inflated("the content of the PDF's pages")
+    texts: list[str] = []
+    chars = 0
+    for page in reader.pages:
+        text = page.extract_text()
+        chars += len(text)
+        if chars > limits.max_chars:
+            raise limits.too_many_chars()
+        texts.append(text)
+    return texts
+
+
 # --- DOCX -----------------------------------------------------------------------------------
 
 
-def _from_docx(data: bytes) -> tuple[str, str | None]:
+def _from_docx(data: bytes, limits: Limits) -> tuple[str, str | None]:
+    _check_zip(data, limits)
     try:
         document = docx.Document(io.BytesIO(data))
         blocks = list(_docx_blocks(document))
@@ -295,14 +448,31 @@ def _from_docx(data: bytes) -> tuple[str, str | None]:
     title = core_title.strip() if isinstance(core_title, str) and core_title.strip() else None
     if title is None:
         title = next((text.removeprefix("# ") for kind, text in blocks if kind == "title"), None)
-    markdown = ""
+    parts: list[str] = []
+    chars = 0
     previous = ""
     for kind, text in blocks:
         # Items of one list stay on consecutive lines so that they read as one list.
         separator = "\n" if kind == previous == "item" else "\n\n"
-        markdown += (separator if markdown else "") + text
+        part = (separator if parts else "") + text
+        chars += len(part)
+        if chars > limits.max_chars:
+            raise limits.too_many_chars()
+        parts.append(part)
         previous = kind
-    return markdown, title
+    return "".join(parts), title
+
+
+def _check_zip(data: bytes, limits: Limits) -> None:
+    """Refuse a package whose parts inflate past the limit. zipfile reads no more than a
+    member's declared size, so the declared sizes bound what python-docx can inflate."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            declared = sum(member.file_size for member in archive.infolist())
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        raise ValidationFailed(f"could not read the Word document: {exc}") from exc
+    if declared > limits.max_inflated_bytes:
+        raise limits.too_inflated("the Word document")
 
 
 def _docx_blocks(document: DocxDocument) -> Iterator[tuple[str, str]]:

@@ -20,7 +20,7 @@ from app.config import Settings
 from app.db.engine import ReadConnection, WriteConnection
 from app.db.paging import decode_cursor, encode_cursor
 from app.documents import queries
-from app.documents.convert import clean_title, to_markdown
+from app.documents.convert import clean_title
 from app.documents.schemas import (
     Chunk,
     Document,
@@ -34,6 +34,7 @@ from app.documents.schemas import (
     WorkspaceCreate,
     WorkspaceUpdate,
 )
+from app.documents.worker import Converter
 from app.errors import Conflict, Forbidden, NotFound, TooLarge, ValidationFailed
 from app.rag import index
 from app.rag.chunking import ChunkPiece
@@ -246,6 +247,7 @@ async def create_from_file(
     embedder: Embedder,
     settings: Settings,
     *,
+    converter: Converter,
     data: bytes,
     filename: str | None,
     content_type: str | None,
@@ -255,16 +257,17 @@ async def create_from_file(
     tags: list[str],
     source: str | None,
 ) -> DocumentCreated:
-    """Convert an uploaded file to Markdown, then add it like pasted text.
+    """Convert an uploaded file to Markdown (in a worker process, within the conversion
+    bounds), then add it like pasted text.
 
     Raises:
-        TooLarge: over the upload limit. UnsupportedMediaType: not a format we read.
-        ValidationFailed: the file cannot be read.
+        TooLarge: over the upload limit or a conversion bound. UnsupportedMediaType: not a
+        format we read. ValidationFailed: the file cannot be read, or nests too deep.
     """
     _require_editor(principal)
     if len(data) > settings.max_upload_bytes:
         raise TooLarge(f"the file is over the upload limit of {settings.max_upload_mb} MB")
-    converted = to_markdown(data, filename=filename, content_type=content_type)
+    converted = await converter.to_markdown(data, filename=filename, content_type=content_type)
     # The file's name may carry anything a client sends: clean it as a converted title is.
     fallback = clean_title(PurePath(filename).stem) if filename else None
     try:
@@ -422,6 +425,7 @@ async def ingest_file(
     embedder: Embedder,
     settings: Settings,
     *,
+    converter: Converter,
     data: bytes,
     source: str,
     workspace: str,
@@ -447,6 +451,7 @@ async def ingest_file(
             principal,
             embedder,
             settings,
+            converter=converter,
             data=data,
             filename=PurePath(source).name,
             content_type=None,
@@ -460,7 +465,7 @@ async def ingest_file(
         return outcome, Document.model_validate(created.model_dump(exclude={"unchanged"}))
     if len(data) > settings.max_upload_bytes:
         raise TooLarge(f"the file is over the upload limit of {settings.max_upload_mb} MB")
-    converted = to_markdown(data, filename=PurePath(source).name, content_type=None)
+    converted = await converter.to_markdown(data, filename=PurePath(source).name, content_type=None)
     row = await queries.document_row(conn, existing)
     assert row is not None
     if row["content_sha256"] == _sha256(converted.markdown):

@@ -214,6 +214,7 @@ def register(server: MCPServer, resources: Callable[[], Resources]) -> None:
                 principal,
                 current.embedder,
                 current.settings,
+                converter=current.converter,
                 data=raw,
                 filename=filename,
                 content_type=None,

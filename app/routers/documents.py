@@ -17,6 +17,7 @@ from app.deps import (
     CurrentPrincipal,
     ReadConn,
     WriteConn,
+    get_resources,
 )
 from app.documents import service as documents_service
 from app.documents.schemas import (
@@ -139,6 +140,7 @@ async def create_document(
                 principal,
                 embedder,
                 settings,
+                converter=get_resources(request).converter,
                 data=data,
                 filename=upload.filename,
                 content_type=upload.content_type,

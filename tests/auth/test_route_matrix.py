@@ -304,7 +304,7 @@ BOUND_ADMIN: dict[str, int] = {
     "POST /api/auth/login": 200,
     "POST /api/auth/logout": 204,
     "GET /api/me": 200,
-    "POST /api/me/password": 204,
+    "POST /api/me/password": 403,  # a session, not a key
     "GET /api/people": 403,
     "POST /api/people": 403,
     "PATCH /api/people/{user_id}": 403,
@@ -327,7 +327,7 @@ BOUND_ADMIN: dict[str, int] = {
     "GET /api/oauth/consent/{tx}": 403,
     "POST /api/oauth/consent/{tx}": 403,
     "GET /api/me/connections": 200,
-    "DELETE /api/me/connections/{client_id}": 404,
+    "DELETE /api/me/connections/{client_id}": 403,  # a session, not a key
     "GET /api/auth/oidc/login": 404,
     "GET /api/auth/oidc/callback": 404,
 }

@@ -20,11 +20,12 @@ from app.documents.convert import (
     PLAIN_TEXT,
     SUPPORTED_MEDIA_TYPES,
     SUPPORTED_SUFFIXES,
+    Limits,
     clean_title,
     to_markdown,
 )
 from app.documents.schemas import MAX_TITLE_CHARS
-from app.errors import UnsupportedMediaType, ValidationFailed
+from app.errors import TooLarge, UnsupportedMediaType, ValidationFailed
 
 
 def _pdf(*contents: bytes, title: str | None = None) -> bytes:
@@ -402,3 +403,57 @@ def test_a_title_from_a_file_is_one_line_without_nul_and_not_too_long(
     raw: str | None, cleaned: str | None
 ) -> None:
     assert clean_title(raw) == cleaned
+
+
+# --- bounds (over HTTP, with hostile files, in tests/documents/test_conversion_bounds.py) ----
+
+
+def test_a_pdf_over_the_page_limit_is_refused_before_its_text_is_read() -> None:
+    with pytest.raises(TooLarge, match="CORPUS_CONVERT_MAX_PDF_PAGES"):
+        to_markdown(
+            _RUNBOOK_PDF, filename="r.pdf", content_type=None, limits=Limits(max_pdf_pages=1)
+        )
+    assert to_markdown(
+        _RUNBOOK_PDF, filename="r.pdf", content_type=None, limits=Limits(max_pdf_pages=2)
+    )
+
+
+def test_a_pdf_is_refused_once_its_pages_extract_past_the_character_limit() -> None:
+    pages = [_text("x" * 600) for _ in range(3)]
+    limits = Limits(max_chars=1000)
+    with pytest.raises(TooLarge, match="CORPUS_MAX_DOCUMENT_CHARS"):
+        to_markdown(_pdf(*pages), filename="long.pdf", content_type=None, limits=limits)
+
+
+def test_a_docx_whose_parts_inflate_past_the_limit_is_refused() -> None:
+    data = _docx()
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        inflated = sum(member.file_size for member in archive.infolist())
+    limits = Limits(max_inflated_bytes=inflated - 1)
+    with pytest.raises(TooLarge, match="CORPUS_CONVERT_MAX_INFLATED_MB"):
+        to_markdown(data, filename="manual.docx", content_type=None, limits=limits)
+    assert to_markdown(data, filename="manual.docx", content_type=None)
+
+
+def test_html_nested_past_the_depth_limit_is_refused_and_within_it_converts() -> None:
+    def nested(depth: int) -> bytes:
+        return b"<div>" * depth + b"deep" + b"</div>" * depth
+
+    with pytest.raises(ValidationFailed, match="CORPUS_CONVERT_MAX_HTML_DEPTH"):
+        to_markdown(
+            nested(60), filename="d.html", content_type=None, limits=Limits(max_html_depth=50)
+        )
+    converted = to_markdown(
+        nested(250), filename="d.html", content_type=None, limits=Limits(max_html_depth=250)
+    )
+    assert converted.markdown == "deep"
+
+
+def test_table_spans_are_counted_as_they_convert_and_refused_past_the_character_limit() -> None:
+    # 2,400 spanned columns pass the first count over the text (two characters each, 4,800);
+    # the converter's count adds the first row's rule (three more each) and refuses the table.
+    row = "<tr>" + '<td colspan="400">x</td>' * 3 + "</tr>"
+    html = f"<table>{row}{row}</table>".encode()
+    assert to_markdown(html, filename="t.html", content_type=None, limits=Limits(max_chars=20_000))
+    with pytest.raises(TooLarge, match="CORPUS_MAX_DOCUMENT_CHARS"):
+        to_markdown(html, filename="t.html", content_type=None, limits=Limits(max_chars=5000))
