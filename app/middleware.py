@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import re
 import time
 import uuid
+from dataclasses import dataclass
+from typing import Any
 
 from starlette.datastructures import MutableHeaders
+from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.config import Settings
 from app.logs import request_id
 
 logger = logging.getLogger("corpus.access")
@@ -50,3 +56,175 @@ class RequestIdMiddleware:
             # The path only: query strings may carry codes or tokens (OAuth redirects).
             logger.info("%s %s %d %.1fms", scope["method"], scope["path"], status, elapsed_ms)
             request_id.reset(token)
+
+
+# --- request body limits ----------------------------------------------------------------------
+
+# The form's own bytes around an uploaded file (boundaries, part headers, the other fields), and
+# the JSON-RPC envelope around a base64 upload at /mcp.
+ENVELOPE_BYTES = 64 * 1024
+# A token request is a few form fields (RFC 6749 §4.1.3).
+MAX_TOKEN_REQUEST_BYTES = 64 * 1024
+# The OAuth routes answer with RFC 6749 error objects, not API.md's shape.
+OAUTH_PATHS = frozenset({"/token", "/register", "/revoke", "/authorize"})
+
+
+@dataclass(frozen=True)
+class BodyLimit:
+    """How many bytes a request body may have, and what to tell a caller who sends more."""
+
+    max_bytes: int
+    described: str  # "20 MB (CORPUS_MAX_UPLOAD_MB)": the limit, and the setting that moves it
+
+
+def body_limit(settings: Settings, method: str, path: str) -> BodyLimit:
+    """The limit of one request's body: uploads where documents come in, small elsewhere."""
+    upload = f"{settings.max_upload_mb} MB (CORPUS_MAX_UPLOAD_MB)"
+    if (method == "POST" and path == "/api/documents") or (
+        method == "PATCH" and path.startswith("/api/documents/")
+    ):
+        # A file in a form, or a document's text in JSON.
+        return BodyLimit(settings.max_upload_bytes + ENVELOPE_BYTES, upload)
+    if path == "/mcp":
+        # `upload_document` carries a file as base64: 4 bytes for every 3.
+        encoded = -(-settings.max_upload_bytes * 4 // 3)
+        return BodyLimit(encoded + ENVELOPE_BYTES, f"{upload}, base64-encoded")
+    if path == "/token":
+        return BodyLimit(MAX_TOKEN_REQUEST_BYTES, "64 KiB")
+    return BodyLimit(settings.max_json_kb * 1024, f"{settings.max_json_kb} KB (CORPUS_MAX_JSON_KB)")
+
+
+class _BodyTooLarge(Exception):
+    """Unwinds the app once the 413 has been sent in its stead."""
+
+
+# Before an answer given ahead of the body's end, this much of the rest is read and dropped, so
+# that a client still sending a modest body gets the answer: closing a socket with unread data
+# resets the connection, and the client may lose the answer with it. Past these bounds, the
+# connection is closed.
+DRAIN_BYTES = 1024 * 1024
+DRAIN_SECONDS = 2.0
+
+
+def _declared_length(scope: Scope) -> int | None:
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            return int(value) if value.isdigit() else None
+    return None
+
+
+def _has_body(scope: Scope) -> bool:
+    for name, value in scope["headers"]:
+        if name == b"transfer-encoding":
+            return True
+        if name == b"content-length":
+            return bool(value != b"0")
+    return False
+
+
+class _Body:
+    """One request's body as the app reads it: counted, and cut off at the limit."""
+
+    def __init__(self, scope: Scope, receive: Receive, limit: BodyLimit) -> None:
+        self.receive = receive
+        self.limit = limit
+        self.received = 0
+        self.unread = _has_body(scope)
+        self.declared = _declared_length(scope)
+
+    async def read(self) -> Message:
+        message = await self.receive()
+        if message["type"] == "http.request":
+            self.received += len(message.get("body", b""))
+            self.unread = message.get("more_body", False)
+        else:
+            self.unread = False
+        return message
+
+    @property
+    def over(self) -> bool:
+        return self.received > self.limit.max_bytes
+
+    async def drain(self) -> bool:
+        """Read and drop what is left, within bounds; True when nothing is left unread."""
+        if (self.declared or 0) - self.received > DRAIN_BYTES:
+            return False  # too much is left: not worth waiting for
+        dropped = 0
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(DRAIN_SECONDS):
+                while self.unread and dropped < DRAIN_BYTES:
+                    before = self.received
+                    await self.read()
+                    dropped += self.received - before
+        return not self.unread
+
+
+class BodyLimitMiddleware:
+    """Bounds every request body while it is read: a declared `Content-Length` over the limit is
+    refused before the app runs; a streamed (chunked) body is cut off as soon as it passes the
+    limit, and the app, which may be anywhere in its reading (FastAPI's JSON, a multipart
+    parser, the MCP SDK), is unwound. Either way the answer is a 413 naming the limit.
+
+    An answer given before the body was read in full (a 413, a 403 before an upload) closes the
+    connection unless the rest is short: otherwise the server would go on reading it to find the
+    next request, and a caller could make it take in any number of bytes it refused."""
+
+    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+        self.app = app
+        self.settings = settings
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = body_limit(self.settings, scope["method"], scope["path"])
+        body = _Body(scope, receive, limit)
+        if body.declared is not None and body.declared > limit.max_bytes:
+            await self._refuse(scope, send, body)
+            return
+        refused = False
+        started = False
+
+        async def limited_receive() -> Message:
+            nonlocal refused
+            message = await body.read()
+            if body.over:
+                if not started:
+                    refused = True
+                    await self._refuse(scope, send, body)
+                raise _BodyTooLarge
+            return message
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            if refused:
+                return  # the 413 went in the app's stead
+            if message["type"] == "http.response.start":
+                started = True
+                if body.unread and not await body.drain():
+                    MutableHeaders(scope=message).append("connection", "close")
+            await send(message)
+
+        try:
+            await self.app(scope, limited_receive, tracking_send)
+        except Exception:
+            if not refused:
+                raise
+            # The 413 was sent: whatever the app made of its cut-off body is moot.
+
+    async def _refuse(self, scope: Scope, send: Send, body: _Body) -> None:
+        message = f"the request body is over the limit of {body.limit.described}"
+        content: dict[str, Any]
+        if scope["path"] in OAUTH_PATHS:
+            content = {"error": "invalid_request", "error_description": message}
+        else:
+            content = {"error": {"code": "payload_too_large", "message": message}}
+        headers = {"Cache-Control": "no-store"}
+        if body.unread and not await body.drain():
+            headers["Connection"] = "close"
+        response = JSONResponse(content, status_code=413, headers=headers)
+        await response(scope, _no_body, send)
+
+
+async def _no_body() -> Message:
+    return {"type": "http.disconnect"}

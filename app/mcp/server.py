@@ -32,6 +32,7 @@ from app.auth import oauth
 from app.auth.provider import CorpusAuthProvider
 from app.config import Settings
 from app.mcp import tools
+from app.middleware import body_limit
 from app.resources import Resources
 
 INSTRUCTIONS = (
@@ -45,11 +46,6 @@ INSTRUCTIONS = (
 class McpDoor:
     server: MCPServer
     routes: list[BaseRoute]
-
-
-# A token request is a few form fields. The guard reads the body before the SDK's own size
-# limit does, so it enforces one of its own: nobody may make the process buffer more.
-MAX_TOKEN_REQUEST_BYTES = 64 * 1024
 
 
 async def _oauth_error(send: Send, status: int, error: str, description: str) -> None:
@@ -74,7 +70,7 @@ class _OAuthEdges:
 
     - RFC 8707 at /token: a request naming a resource other than ours gets `invalid_target`
       (the SDK binds the resource given at /authorize into the code, but does not compare the
-      one sent to /token). The body is read here first, so the size limit is ours too.
+      one sent to /token).
     - RFC 9207: every redirect from /authorize back to the client carries `iss` (the SDK's
       error redirects do not; our consent answers do), and the metadata says so, so that
       clients enforce it.
@@ -99,22 +95,12 @@ class _OAuthEdges:
             await self.app(scope, receive, send)
 
     async def _token(self, scope: Scope, receive: Receive, send: Send) -> None:
-        too_large = "a token request is at most 64 KiB"
-        declared = dict(scope["headers"]).get(b"content-length", b"0")
-        if not declared.isdigit() or int(declared) > MAX_TOKEN_REQUEST_BYTES:
-            await _oauth_error(send, 413, "invalid_request", too_large)
-            return
+        # app.middleware bounds the body (64 KiB at /token) while it is read here.
         chunks: list[bytes] = []
-        size = 0
         more = True
         while more:
             message = await receive()
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > MAX_TOKEN_REQUEST_BYTES:
-                await _oauth_error(send, 413, "invalid_request", too_large)
-                return
-            chunks.append(chunk)
+            chunks.append(message.get("body", b""))
             more = message.get("more_body", False)
         body = b"".join(chunks)
         asked = parse_qs(body.decode("latin-1")).get("resource", [])
@@ -215,6 +201,9 @@ def build(settings: Settings, resources: Callable[[], Resources]) -> McpDoor:
         streamable_http_path="/mcp",
         stateless_http=True,
         json_response=True,
+        # Ours (app.middleware) is enforced first; the SDK's own default (4 MiB) would refuse
+        # an upload of CORPUS_MAX_UPLOAD_MB as base64.
+        max_request_body_size=body_limit(settings, "POST", "/mcp").max_bytes,
         transport_security=TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
             allowed_hosts=settings.allowed_hosts,
