@@ -58,6 +58,24 @@ class RequestIdMiddleware:
             request_id.reset(token)
 
 
+class NulPathMiddleware:
+    """A path with a NUL byte names nothing we serve: no slug, id or file name can hold one, and
+    PostgreSQL's text and the file system refuse it (with a 500, were it let through). One rule
+    here, before routing, instead of one per parameter: a JSON 404."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and "\x00" in scope["path"]:
+            content = {
+                "error": {"code": "not_found", "message": "no resource has a NUL in its path"}
+            }
+            await JSONResponse(content, status_code=404)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
 # --- request body limits ----------------------------------------------------------------------
 
 # The form's own bytes around an uploaded file (boundaries, part headers, the other fields), and
