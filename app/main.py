@@ -25,7 +25,12 @@ from app.db import embedded, migrate
 from app.db.engine import Database
 from app.errors import AppError
 from app.mcp import server as mcp_server
-from app.middleware import BodyLimitMiddleware, NulPathMiddleware, RequestIdMiddleware
+from app.middleware import (
+    BodyLimitMiddleware,
+    NulPathMiddleware,
+    RequestIdMiddleware,
+    UnavailableMiddleware,
+)
 from app.rag.embeddings import make_embedder
 from app.resources import Resources
 from app.routers import (
@@ -161,6 +166,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     # Added last, so it runs first: a refused body is logged with its request id too.
+    app.add_middleware(UnavailableMiddleware)
     app.add_middleware(NulPathMiddleware)
     app.add_middleware(BodyLimitMiddleware, settings=settings)
     app.add_middleware(RequestIdMiddleware)

@@ -16,9 +16,11 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.config import Settings
+from app.db.availability import unreachable
 from app.logs import request_id
 
 logger = logging.getLogger("corpus.access")
+unavailable_logger = logging.getLogger("corpus.unavailable")
 
 REQUEST_ID_HEADER = "x-request-id"
 # An id a proxy sent is kept when it is short and plain; anything else could forge log lines.
@@ -56,6 +58,54 @@ class RequestIdMiddleware:
             # The path only: query strings may carry codes or tokens (OAuth redirects).
             logger.info("%s %s %d %.1fms", scope["method"], scope["path"], status, elapsed_ms)
             request_id.reset(token)
+
+
+# How long a client should wait before trying again while the database is unreachable.
+RETRY_AFTER_S = 5
+
+
+class UnavailableMiddleware:
+    """A database that cannot be reached is a 503 `unavailable` with `Retry-After` (an RFC 6749
+    `temporarily_unavailable` at the OAuth routes), not a 500: whatever the request was, it may
+    succeed later, and the pool reconnects by itself once PostgreSQL is back.
+
+    Pure ASGI, so that it serves the MCP SDK's Starlette app as well as ours: each has its own
+    error middleware, which would answer a plain-text 500 first."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception as error:
+            if started or not unreachable(error):
+                raise
+            unavailable_logger.warning("database unreachable: %s", _one_line(error))
+            message = "the database is unreachable; try again shortly"
+            content: dict[str, Any]
+            if scope["path"] in OAUTH_PATHS:
+                content = {"error": "temporarily_unavailable", "error_description": message}
+            else:
+                content = {"error": {"code": "unavailable", "message": message}}
+            headers = {"Retry-After": str(RETRY_AFTER_S), "Cache-Control": "no-store"}
+            await JSONResponse(content, status_code=503, headers=headers)(scope, receive, send)
+
+
+def _one_line(error: BaseException) -> str:
+    if isinstance(error, BaseExceptionGroup):
+        error = error.exceptions[0]
+    return f"{type(error).__name__}: {error}".replace("\n", " ")
 
 
 class NulPathMiddleware:

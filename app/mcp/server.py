@@ -32,7 +32,7 @@ from app.auth import oauth
 from app.auth.provider import CorpusAuthProvider
 from app.config import Settings
 from app.mcp import tools
-from app.middleware import body_limit
+from app.middleware import UnavailableMiddleware, body_limit
 from app.resources import Resources
 
 INSTRUCTIONS = (
@@ -210,6 +210,8 @@ def build(settings: Settings, resources: Callable[[], Resources]) -> McpDoor:
             allowed_origins=settings.allowed_origins,
         ),
     )
+    # Inside the SDK's own error middleware, which would answer an outage with a plain 500.
+    asgi.add_middleware(UnavailableMiddleware)
     guarded = _OAuthEdges(
         asgi, resource=resource, issuer=oauth.issuer_id(issuer), public_url=issuer
     )
