@@ -10,6 +10,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from starlette.datastructures import MutableHeaders
 from starlette.responses import JSONResponse
@@ -25,6 +26,9 @@ unavailable_logger = logging.getLogger("corpus.unavailable")
 REQUEST_ID_HEADER = "x-request-id"
 # An id a proxy sent is kept when it is short and plain; anything else could forge log lines.
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+# RFC 3986's characters allowed in a path as they are; everything else (controls, spaces, `%`,
+# non-ASCII) is percent-encoded in the access line.
+_PATH_SAFE = "/:@!$&'()*+,;="
 
 
 class RequestIdMiddleware:
@@ -55,8 +59,10 @@ class RequestIdMiddleware:
             await self.app(scope, receive, send_with_id)
         finally:
             elapsed_ms = (time.perf_counter() - started) * 1000
-            # The path only: query strings may carry codes or tokens (OAuth redirects).
-            logger.info("%s %s %d %.1fms", scope["method"], scope["path"], status, elapsed_ms)
+            # The path only: query strings may carry codes or tokens (OAuth redirects). Written
+            # as a URL, so that no byte a client put in it can end the line or fake another.
+            path = quote(scope["path"], safe=_PATH_SAFE)
+            logger.info("%s %s %d %.1fms", scope["method"], path, status, elapsed_ms)
             request_id.reset(token)
 
 
