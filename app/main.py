@@ -47,7 +47,7 @@ from app.routers import (
     search,
     workspaces,
 )
-from app.spa import allowed_methods, register_spa
+from app.spa import allowed_methods, is_api_path, register_spa
 from app.system import service as system_service
 
 logger = logging.getLogger(__name__)
@@ -107,7 +107,15 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
         return _error(422, "validation_error", f"body: {message.lower()}")
     headers = dict(exc.headers or {})
     if exc.status_code == 405:
-        headers["Allow"] = ", ".join(allowed_methods(request.app.router.routes, request.url.path))
+        path = request.url.path
+        methods = allowed_methods(request.app.router.routes, path)
+        if not methods:
+            # Only the web app's catch-all (GET, HEAD) matched: under the server's prefixes
+            # nothing lives there (ADR 0002); elsewhere it is a page of the web app.
+            if is_api_path(path):
+                return _error(404, "not_found", f"no route for {path}")
+            methods = ["GET", "HEAD"]
+        headers["Allow"] = ", ".join(methods)
     code = _HTTP_CODES.get(exc.status_code, "http_error")
     return _error(exc.status_code, code, message, headers=headers)
 
