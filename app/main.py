@@ -173,7 +173,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version="0.1.0",
         lifespan=lifespan,
     )
-    # Added last, so it runs first: a refused body is logged with its request id too.
+    # The last added runs first: every answer, a refused body's too, gets its request id and
+    # access line; bodies are bounded before anything reads them.
     app.add_middleware(UnavailableMiddleware)
     app.add_middleware(NulPathMiddleware)
     app.add_middleware(BodyLimitMiddleware, settings=settings)
