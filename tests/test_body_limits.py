@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -85,6 +86,25 @@ async def test_a_viewers_upload_is_refused_before_its_body_is_read(corpus: Runni
         filler=b"lorem ipsum " * 5000,
         last=MULTIPART_TAIL,
         cap=cap,
+    )
+    assert answer.status == 403
+    assert answer.json()["error"]["code"] == "forbidden"
+    assert answer.sent < answer.total
+
+
+async def test_a_viewers_document_edit_is_refused_before_its_body_is_read(
+    corpus: Running,
+) -> None:
+    viewer = await corpus.account("viewer")
+    answer = await stream_until_answered(
+        corpus.url,
+        "PATCH",
+        f"/api/documents/{uuid.uuid4()}",
+        {**viewer.bearer, "Content-Type": "application/json"},
+        first=b'{"content": "',
+        filler=b"lorem ipsum " * 5000,
+        last=b'"}',
+        cap=16 * MB,
     )
     assert answer.status == 403
     assert answer.json()["error"]["code"] == "forbidden"
