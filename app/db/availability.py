@@ -39,5 +39,16 @@ def unreachable(error: BaseException) -> bool:
     if isinstance(error, asyncpg.InterfaceError):
         return "connection is closed" in str(error)
     if isinstance(error, ConnectionError | socket.gaierror | TimeoutError):
-        return True
-    return isinstance(error, OSError) and error.errno in _NETWORK_ERRNOS
+        return _from_driver(error)
+    return isinstance(error, OSError) and error.errno in _NETWORK_ERRNOS and _from_driver(error)
+
+
+def _from_driver(error: BaseException) -> bool:
+    # A socket error or a timeout elsewhere (a file, an embedding provider) is no outage of ours.
+    traceback = error.__traceback__
+    while traceback is not None:
+        module = traceback.tb_frame.f_globals.get("__name__", "")
+        if module.startswith(("asyncpg", "sqlalchemy")):
+            return True
+        traceback = traceback.tb_next
+    return False
