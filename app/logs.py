@@ -3,11 +3,36 @@
 from __future__ import annotations
 
 import logging
+import re
 from contextvars import ContextVar
 
 request_id: ContextVar[str] = ContextVar("request_id", default="-")
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"
+
+
+# C0 and C1 control characters and DEL: a newline starts a forged line, an ANSI escape rewrites
+# the operator's terminal, a NUL cuts the line short in some readers.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def escape_controls(text: str) -> str:
+    """`text` with every control character written as a backslash escape."""
+    return _CONTROL.sub(lambda m: _NAMED.get(m[0], f"\\x{ord(m[0]):02x}"), text)
+
+
+class EscapingFormatter(logging.Formatter):
+    """Writes each record as one line: messages may carry what a client sent (a path, an
+    email, an identity provider's error), so their control characters are escaped. A traceback
+    keeps its lines, with every other control character escaped."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        record.message = escape_controls(record.message)
+        return super().formatMessage(record)
+
+    def formatException(self, ei: logging._SysExcInfoType) -> str:
+        return "\n".join(escape_controls(line) for line in super().formatException(ei).split("\n"))
 
 
 class RequestIdFilter(logging.Filter):
@@ -21,7 +46,7 @@ class RequestIdFilter(logging.Filter):
 def configure_logging(level: str) -> None:
     """Route our logs and uvicorn's through one handler with the request-id format."""
     handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    handler.setFormatter(EscapingFormatter(LOG_FORMAT))
     handler.addFilter(RequestIdFilter())
     root = logging.getLogger()
     root.handlers[:] = [handler]

@@ -27,7 +27,12 @@ from app.db.engine import Database
 from app.documents.worker import Converter
 from app.errors import AppError
 from app.mcp import server as mcp_server
-from app.middleware import RequestIdMiddleware
+from app.middleware import (
+    BodyLimitMiddleware,
+    NulPathMiddleware,
+    RequestIdMiddleware,
+    UnavailableMiddleware,
+)
 from app.rag.embeddings import make_embedder
 from app.resources import Resources
 from app.routers import (
@@ -44,7 +49,7 @@ from app.routers import (
     search,
     workspaces,
 )
-from app.spa import allowed_methods, register_spa
+from app.spa import allowed_methods, is_api_path, register_spa
 from app.system import service as system_service
 from app.throttle import Throttle
 
@@ -105,7 +110,15 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
         return _error(422, "validation_error", f"body: {message.lower()}")
     headers = dict(exc.headers or {})
     if exc.status_code == 405:
-        headers["Allow"] = ", ".join(allowed_methods(request.app.router.routes, request.url.path))
+        path = request.url.path
+        methods = allowed_methods(request.app.router.routes, path)
+        if not methods:
+            # Only the web app's catch-all (GET, HEAD) matched: under the server's prefixes
+            # nothing lives there (ADR 0002); elsewhere it is a page of the web app.
+            if is_api_path(path):
+                return _error(404, "not_found", f"no route for {path}")
+            methods = ["GET", "HEAD"]
+        headers["Allow"] = ", ".join(methods)
     code = _HTTP_CODES.get(exc.status_code, "http_error")
     return _error(exc.status_code, code, message, headers=headers)
 
@@ -173,6 +186,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version="0.1.0",
         lifespan=lifespan,
     )
+    # The last added runs first: every answer, a refused body's too, gets its request id and
+    # access line; bodies are bounded before anything reads them.
+    app.add_middleware(UnavailableMiddleware)
+    app.add_middleware(NulPathMiddleware)
+    app.add_middleware(BodyLimitMiddleware, settings=settings)
     app.add_middleware(RequestIdMiddleware)
     if oidc.configured(settings):
         # authlib's Starlette client keeps a sign-in's state in `request.session`.

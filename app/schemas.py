@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Generic, TypeVar
 
-from pydantic import AfterValidator, BaseModel
+from pydantic import AfterValidator, BaseModel, Strict
 
 T = TypeVar("T")
 
@@ -20,6 +20,14 @@ def _refuse_nul(value: str) -> str:
 # For every text field of an input: `Annotated[str, ..., NoNul]`, or PlainText for free text.
 NoNul = AfterValidator(_refuse_nul)
 PlainText = Annotated[str, NoNul]
+
+
+# Numbers and flags of an input are what JSON says they are: `"10"`, `true` and `10.0` are not
+# the integer 10, nor `"false"` or `0` a flag (pydantic's lax mode would take them, and a
+# client's mistake would pass unseen). For JSON bodies and tool arguments, not query strings,
+# which are all text.
+JsonInt = Annotated[int, Strict()]
+JsonBool = Annotated[bool, Strict()]
 
 
 def omit_null_defaults(schema: dict[str, Any]) -> None:

@@ -20,9 +20,29 @@ _METHODS = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
 API_PREFIXES = ("api", "v1", "mcp", ".well-known")
 
 
-def _is_api(path: str) -> bool:
-    head = path.split("/", 1)[0]
+def is_api_path(path: str) -> bool:
+    """Whether `path` (with or without its leading slash) is under a prefix the server owns."""
+    head = path.lstrip("/").split("/", 1)[0]
     return head in API_PREFIXES
+
+
+def page_headers(*, script_src: str, cache: str) -> dict[str, str]:
+    """The protections of every HTML page we serve (the web app's and the sign-in pages'): only
+    scripts of ours run (`script_src`: 'self' for the web app's files, a nonce for a page's
+    inline script), and no other site may frame the page, where a hidden overlay could click it
+    through. Styles may be inline: the web app's components inject some, and a style cannot
+    run code."""
+    policy = (
+        f"default-src 'self'; script-src {script_src}; style-src 'self' 'unsafe-inline'; "
+        "img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; "
+        "frame-ancestors 'none'"
+    )
+    return {
+        "Content-Security-Policy": policy,
+        "X-Frame-Options": "DENY",
+        "X-Content-Type-Options": "nosniff",
+        "Cache-Control": cache,
+    }
 
 
 def allowed_methods(routes: Iterable[BaseRoute], path: str) -> list[str]:
@@ -44,7 +64,7 @@ def register_spa(app: FastAPI, static_dir: Path) -> None:
 
     @app.api_route(CATCH_ALL, methods=["GET", "HEAD"], include_in_schema=False)
     async def spa(path: str) -> Response:
-        if _is_api(path):
+        if is_api_path(path):
             methods = allowed_methods(app.router.routes, f"/{path}")
             if methods:
                 raise MethodNotAllowed(
@@ -60,4 +80,4 @@ def register_spa(app: FastAPI, static_dir: Path) -> None:
         index = root / "index.html"
         if not index.is_file():
             raise Unavailable(f"the web app is not built ({index} is missing); run `make build`")
-        return FileResponse(index, headers={"Cache-Control": "no-cache"})
+        return FileResponse(index, headers=page_headers(script_src="'self'", cache="no-cache"))

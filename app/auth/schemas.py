@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints
 
 from app.auth.capabilities import McpTool, Role
 from app.people.schemas import DisplayName, Kind, PersonaSlug
-from app.schemas import NoNul
+from app.schemas import JsonBool, NoNul
 
 # Long enough for any password the rules accept; a cap keeps a megabyte body from costing CPU.
 Password = Annotated[str, Field(max_length=1000)]
@@ -107,7 +107,7 @@ class ConsentRequest(BaseModel):
 class ConsentAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    approve: bool
+    approve: JsonBool
 
 
 class ConsentRedirect(BaseModel):

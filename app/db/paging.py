@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from datetime import datetime
+from datetime import UTC, datetime
 from uuid import UUID
 
 from app.errors import ValidationFailed
@@ -23,6 +23,11 @@ def decode_cursor(cursor: str) -> tuple[datetime, UUID]:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
         when, _, ident = raw.partition("|")
-        return datetime.fromisoformat(when), UUID(ident)
-    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
+        at = datetime.fromisoformat(when)
+        if at.tzinfo is None:
+            raise ValueError("a cursor's time has a zone")
+        # In UTC, as PostgreSQL holds it: a date Python parses may still fall outside that
+        # range once its offset is applied (year 0 or 10000), which the driver cannot send.
+        return at.astimezone(UTC), UUID(ident)
+    except (ValueError, OverflowError, binascii.Error, UnicodeDecodeError) as exc:
         raise ValidationFailed("cursor: not a cursor this server issued") from exc

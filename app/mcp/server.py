@@ -32,6 +32,7 @@ from app.auth import oauth
 from app.auth.provider import CorpusAuthProvider
 from app.config import Settings
 from app.mcp import tools
+from app.middleware import UnavailableMiddleware, body_limit
 from app.resources import Resources
 from app.throttle import Throttle
 
@@ -46,12 +47,6 @@ INSTRUCTIONS = (
 class McpDoor:
     server: MCPServer
     routes: list[BaseRoute]
-
-
-# A token, revocation, authorization or registration request is a few fields. The edge reads
-# the body before the SDK's handler does, so it enforces a limit of its own: nobody may make the
-# process buffer more.
-MAX_OAUTH_REQUEST_BYTES = 64 * 1024
 
 
 async def _oauth_error(
@@ -77,22 +72,14 @@ async def _oauth_error(
     await send({"type": "http.response.body", "body": body})
 
 
-async def _read_body(scope: Scope, receive: Receive) -> bytes | None:
-    """The request's body, or None when it is over MAX_OAUTH_REQUEST_BYTES (declared or
-    streamed: reading stops there)."""
-    declared = dict(scope["headers"]).get(b"content-length")
-    if declared is not None and (not declared.isdigit() or int(declared) > MAX_OAUTH_REQUEST_BYTES):
-        return None
+async def _read_body(receive: Receive) -> bytes:
+    """The request's body. app.middleware bounds it while it is read (64 KiB at the OAuth
+    routes), so nobody may make the process buffer more."""
     chunks: list[bytes] = []
-    size = 0
     more = True
     while more:
         message = await receive()
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > MAX_OAUTH_REQUEST_BYTES:
-            return None
-        chunks.append(chunk)
+        chunks.append(message.get("body", b""))
         more = message.get("more_body", False)
     return b"".join(chunks)
 
@@ -163,10 +150,7 @@ class _OAuthEdges:
             await self.app(scope, receive, send)
 
     async def _form(self, scope: Scope, receive: Receive, send: Send) -> None:
-        body = await _read_body(scope, receive)
-        if body is None:
-            await _oauth_error(send, 413, "invalid_request", "a request here is at most 64 KiB")
-            return
+        body = await _read_body(receive)
         form = body.decode("latin-1")
         if _has_nul(form):
             await _oauth_error(send, 400, "invalid_request", "a field contains a NUL character")
@@ -191,20 +175,12 @@ class _OAuthEdges:
                 [(b"retry-after", str(wait).encode())],
             )
             return
-        body = await _read_body(scope, receive)
-        if body is None:
-            await _oauth_error(
-                send, 413, "invalid_client_metadata", "a registration is at most 64 KiB"
-            )
-            return
+        body = await _read_body(receive)
         await self.app(scope, _replaying(body, receive), send)
 
     async def _authorize(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["method"] == "POST":
-            body = await _read_body(scope, receive)
-            if body is None:
-                await _oauth_error(send, 413, "invalid_request", "a request here is at most 64 KiB")
-                return
+            body = await _read_body(receive)
             receive = _replaying(body, receive)
             fields = body.decode("latin-1")
         else:
@@ -294,12 +270,17 @@ def build(settings: Settings, resources: Callable[[], Resources]) -> McpDoor:
         streamable_http_path="/mcp",
         stateless_http=True,
         json_response=True,
+        # Ours (app.middleware) is enforced first; the SDK's own default (4 MiB) would refuse
+        # an upload of CORPUS_MAX_UPLOAD_MB as base64.
+        max_request_body_size=body_limit(settings, "POST", "/mcp").max_bytes,
         transport_security=TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
             allowed_hosts=settings.allowed_hosts,
             allowed_origins=settings.allowed_origins,
         ),
     )
+    # Inside the SDK's own error middleware, which would answer an outage with a plain 500.
+    asgi.add_middleware(UnavailableMiddleware)
     guarded = _OAuthEdges(
         asgi,
         resource=resource,

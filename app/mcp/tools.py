@@ -36,6 +36,7 @@ from app.errors import AppError, NotFound, ValidationFailed
 from app.rag import retrieval
 from app.rag.schemas import SearchRequest, SearchResult
 from app.resources import Resources
+from app.schemas import JsonInt
 
 T = TypeVar("T")
 
@@ -161,7 +162,7 @@ def register(server: MCPServer, resources: Callable[[], Resources]) -> None:
         query: Annotated[str, Field(min_length=1, description="what to look for")],
         workspaces: list[str] | None = None,
         tags: list[str] | None = None,
-        top_k: Annotated[int, Field(ge=1, le=100)] = 10,
+        top_k: Annotated[JsonInt, Field(ge=1, le=100)] = 10,
         mode: SearchMode = "hybrid",
     ) -> SearchResult:
         """Search the corpus (hybrid: meaning and keywords). Each hit says why it ranked."""
@@ -232,7 +233,7 @@ def register(server: MCPServer, resources: Callable[[], Resources]) -> None:
         workspace: str | None = None,
         tag: str | None = None,
         q: Annotated[str | None, Field(max_length=500)] = None,
-        limit: Annotated[int, Field(ge=1, le=200)] = 50,
+        limit: Annotated[JsonInt, Field(ge=1, le=200)] = 50,
     ) -> DocumentList:
         """List the documents you may see, newest change first; filter by workspace, tag, or
         words of the title."""
@@ -253,8 +254,8 @@ def register(server: MCPServer, resources: Callable[[], Resources]) -> None:
     @server.tool(title="Read a document", annotations=READS)
     async def read_document(
         document_id: UUID,
-        chunk_start: Annotated[int | None, Field(ge=0)] = None,
-        chunk_end: Annotated[int | None, Field(ge=0)] = None,
+        chunk_start: Annotated[JsonInt | None, Field(ge=0)] = None,
+        chunk_end: Annotated[JsonInt | None, Field(ge=0)] = None,
     ) -> DocumentText:
         """Read a document: all of it, or its chunks from `chunk_start` to `chunk_end`
         (inclusive ordinals, as search hits give them)."""

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints
 from pydantic.json_schema import SkipJsonSchema
 
 from app.auth.capabilities import Role
-from app.schemas import NoNul, PlainText, omit_null_defaults
+from app.schemas import JsonBool, NoNul, PlainText, omit_null_defaults
 
 Kind = Literal["human", "agent"]
 DisplayName = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200), NoNul]
@@ -56,7 +56,7 @@ class UserUpdate(BaseModel):
     # Leave a field out to keep it. Only `persona` takes null (no default persona); the others
     # are documented without null, and the service refuses an explicit one.
     role: Role | SkipJsonSchema[None] = None
-    active: bool | SkipJsonSchema[None] = None
+    active: JsonBool | SkipJsonSchema[None] = None
     display_name: DisplayName | SkipJsonSchema[None] = None
     persona: PersonaSlug | None = None
 

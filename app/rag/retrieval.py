@@ -4,6 +4,7 @@ visibility and workspace scope. Every search is recorded as a question."""
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from dataclasses import dataclass
@@ -17,6 +18,8 @@ from app.errors import ValidationFailed
 from app.rag import queries
 from app.rag.embeddings.base import Embedder
 from app.rag.schemas import SearchHit, SearchMode, SearchRequest, SearchResult
+
+logger = logging.getLogger(__name__)
 
 _PHRASE = re.compile(r'"([^"]+)"')
 
@@ -145,7 +148,9 @@ async def search(
         best_similarity=max(similarities) if similarities else None,
         hit_count=len(hits),
     )
-    return SearchResult(
-        hits=hits,
-        took_ms=round((time.perf_counter() - started) * 1000, 2),
-    )
+    took_ms = (time.perf_counter() - started) * 1000
+    # Logged, not reported: the keyword half's time grows with a word's postings in every
+    # document, the caller's or not, so a precise figure would tell a caller whether a word
+    # appears in documents it cannot see. The field stays (API.md) and says nothing.
+    logger.info("search (%s, %s): %d hits in %.1f ms", door, request.mode, len(hits), took_ms)
+    return SearchResult(hits=hits, took_ms=0.0)

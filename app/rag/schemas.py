@@ -8,7 +8,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.documents.schemas import Slug, Tag
-from app.schemas import PlainText
+from app.schemas import JsonInt, PlainText
 
 SearchMode = Literal["hybrid", "dense", "keyword"]
 
@@ -19,7 +19,7 @@ class SearchRequest(BaseModel):
     query: PlainText = Field(min_length=1)
     workspaces: list[Slug] | None = Field(default=None, max_length=100)
     tags: list[Tag] | None = Field(default=None, max_length=32)
-    top_k: int = Field(default=10, ge=1, le=100)
+    top_k: JsonInt = Field(default=10, ge=1, le=100)
     mode: SearchMode = "hybrid"
 
 

@@ -10,6 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from starlette.datastructures import UploadFile
 
+from app.auth.principal import Principal
 from app.deps import (
     PRINCIPAL_ERRORS,
     AppEmbedder,
@@ -97,6 +98,26 @@ class UploadFields(BaseModel):
         return value
 
 
+_UPDATE_BODY: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/json": {"schema": DocumentUpdate.model_json_schema()}},
+    }
+}
+
+
+def _may_write(principal: Principal) -> None:
+    """Checked before the body is read: a caller who may not write documents never gets an
+    upload spooled to disk or a document's worth of JSON parsed (the service checks again; this
+    is about the bytes).
+
+    Raises:
+        Forbidden: the role may not add or edit documents.
+    """
+    if not principal.can("documents.write"):
+        raise Forbidden("your role may not add, edit or delete documents")
+
+
 def _invalid(exc: ValidationError, where: str) -> RequestValidationError:
     """A pydantic error of a body parsed by hand, in FastAPI's shape (the 422 handler's input)."""
     errors = [{**err, "loc": (where, *err["loc"])} for err in exc.errors(include_url=False)]
@@ -120,11 +141,10 @@ async def create_document(
     settings: AppSettings,
 ) -> DocumentCreated:
     """Add a document from JSON `{title, content, ...}` or an uploaded file (multipart)."""
+    _may_write(principal)
     content_type = request.headers.get("content-type", "")
+    # app.middleware bounds the body (CORPUS_MAX_UPLOAD_MB) while it is read here.
     if content_type.startswith("multipart/form-data"):
-        declared = int(request.headers.get("content-length") or 0)
-        if declared > settings.max_upload_bytes + 64 * 1024:  # the form's own bytes
-            raise TooLarge(f"the upload is over the limit of {settings.max_upload_mb} MB")
         async with request.form(max_files=1, max_fields=10) as form:
             upload = form.get("file")
             if not isinstance(upload, UploadFile):
@@ -190,17 +210,31 @@ async def get_document(
 
 
 @router.patch(
-    "/{document_id}", response_model=Document, operation_id="updateDocument", responses=_ERRORS
+    "/{document_id}",
+    response_model=Document,
+    operation_id="updateDocument",
+    responses=_ERRORS,
+    openapi_extra=_UPDATE_BODY,
 )
 async def update_document(
     document_id: UUID,
-    data: DocumentUpdate,
+    request: Request,
     principal: CurrentPrincipal,
     conn: WriteConn,
     embedder: AppEmbedder,
     settings: AppSettings,
 ) -> Document:
     """Edit a document's title, tags, visibility or content (new content is re-indexed)."""
+    _may_write(principal)
+    # Parsed here, after the role check: FastAPI reads a declared body before any dependency,
+    # and a document's body may be as large as an upload.
+    content_type = request.headers.get("content-type", "")
+    if content_type and not content_type.startswith("application/json"):
+        raise UnsupportedMediaType("send the changes as JSON")
+    try:
+        data = DocumentUpdate.model_validate_json(await request.body())
+    except ValidationError as exc:
+        raise _invalid(exc, "body") from exc
     return await documents_service.update(conn, principal, embedder, settings, document_id, data)
 
 

@@ -13,6 +13,7 @@ from fastapi.responses import HTMLResponse
 from app.deps import AppSettings
 from app.routers.oidc import LOGIN_PATH as OIDC_LOGIN_PATH
 from app.routers.oidc import configured as oidc_configured
+from app.spa import page_headers
 
 router = APIRouter(include_in_schema=False)
 
@@ -84,18 +85,10 @@ def _page(title: str, body: str, script: str) -> HTMLResponse:
         f"<title>{html.escape(title)} · Corpus</title><style>{_STYLE}</style></head>"
         f'<body>{body}<script nonce="{nonce}">{script}</script></body></html>'
     )
+    # Only our inline script runs, and no other site may frame the page (a framed consent
+    # screen could be clicked through by a hidden overlay).
     return HTMLResponse(
-        document,
-        headers={
-            # Only our inline script runs, and no other site may frame the page (a framed
-            # consent screen could be clicked through by a hidden overlay).
-            "Content-Security-Policy": (
-                f"default-src 'self'; script-src 'nonce-{nonce}'; style-src 'unsafe-inline'; "
-                "frame-ancestors 'none'"
-            ),
-            "X-Frame-Options": "DENY",
-            "Cache-Control": "no-store",
-        },
+        document, headers=page_headers(script_src=f"'nonce-{nonce}'", cache="no-store")
     )
 
 

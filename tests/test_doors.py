@@ -1,0 +1,158 @@
+"""The doors' smaller edges: unknown API paths are a JSON 404 whatever the method, the web app's
+page gets the sign-in pages' protections, numbers and flags are what JSON says they are, and a
+search's reported time says nothing about documents the caller cannot see."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from app.config import DEFAULT_STATIC_DIR
+from tests.accounts import Account
+from tests.running import Running, run_corpus
+from tests.support import migrated_database
+
+
+@pytest.fixture(scope="module")
+async def corpus(server_url: str, data_dir: Path) -> AsyncIterator[Running]:
+    database_url = await migrated_database(server_url, data_dir, "corpus_doors")
+    async with run_corpus(data_dir, database_url) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+async def admin(corpus: Running) -> Account:
+    return await corpus.account("admin")
+
+
+@pytest.mark.parametrize("method", ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"])
+@pytest.mark.parametrize("path", ["/api/nothing", "/api/documents/a/b/c", "/v1/nothing"])
+async def test_an_unknown_api_path_is_a_json_404_with_any_method(
+    corpus: Running, admin: Account, method: str, path: str
+) -> None:
+    async with httpx.AsyncClient(base_url=corpus.url, headers=admin.bearer) as http:
+        reply = await http.request(method, path, json={} if method != "GET" else None)
+    assert reply.status_code == 404
+    if method != "HEAD":
+        assert reply.json()["error"]["code"] == "not_found"
+
+
+async def test_a_known_path_with_a_wrong_method_is_still_a_405(corpus: Running) -> None:
+    async with httpx.AsyncClient(base_url=corpus.url) as http:
+        reply = await http.put("/api/documents", json={})
+    assert reply.status_code == 405
+    assert reply.headers["allow"] == "GET, POST"
+
+
+@pytest.mark.parametrize("path", ["/", "/documents/123"])
+async def test_the_web_apps_page_cannot_be_framed_and_runs_only_its_own_scripts(
+    corpus: Running, path: str
+) -> None:
+    async with httpx.AsyncClient(base_url=corpus.url) as http:
+        page = await http.get(path)
+        sign_in = await http.get("/login")
+    assert page.status_code == 200
+    policy = page.headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in policy
+    assert "script-src 'self'" in policy
+    assert page.headers["x-frame-options"] == "DENY"
+    # One definition: the sign-in pages differ only in how their script is allowed.
+    assert re.sub(r"'nonce-[^']+'", "'self'", sign_in.headers["content-security-policy"]) == policy
+
+
+def test_the_built_web_app_needs_nothing_the_policy_refuses() -> None:
+    index = (DEFAULT_STATIC_DIR / "index.html").read_text()
+    scripts = re.findall(r"<script\b([^>]*)>(.*?)</script>", index, flags=re.S)
+    assert scripts, "the web app is built"
+    for attributes, body in scripts:
+        assert not body.strip(), "an inline script"
+        assert re.search(r'src="/[^/]', attributes), "a script from another origin"
+    assert "<style" not in index
+    assert " style=" not in index
+    for href in re.findall(r'<link\b[^>]*href="([^"]+)"', index):
+        assert re.match(r"/[^/]", href), "a file from another origin"
+
+
+@pytest.mark.parametrize("top_k", ["10", True, 10.0])
+async def test_a_number_sent_as_another_type_is_refused(
+    corpus: Running, admin: Account, top_k: Any
+) -> None:
+    async with httpx.AsyncClient(base_url=corpus.url, headers=admin.bearer) as http:
+        reply = await http.post("/api/search", json={"query": "deploy", "top_k": top_k})
+        fine = await http.post("/api/search", json={"query": "deploy", "top_k": 10})
+    assert reply.status_code == 422
+    assert reply.json()["error"]["code"] == "validation_error"
+    assert fine.status_code == 200
+
+
+@pytest.mark.parametrize("active", ["false", 0])
+async def test_a_flag_sent_as_another_type_is_refused(
+    corpus: Running, admin: Account, active: Any
+) -> None:
+    viewer = await corpus.account("viewer")
+    async with httpx.AsyncClient(base_url=corpus.url, headers=admin.bearer) as http:
+        reply = await http.patch(f"/api/people/{viewer.user.id}", json={"active": active})
+        after = await http.get("/api/people?limit=200")
+    assert reply.status_code == 422
+    [person] = [p for p in after.json()["items"] if p["id"] == str(viewer.user.id)]
+    assert person["active"] is True
+
+
+MCP_HEADERS = {
+    "Content-Type": "application/json",
+    "Accept": "application/json, text/event-stream",
+    "MCP-Protocol-Version": "2025-06-18",
+}
+
+
+@pytest.mark.parametrize("top_k", ["10", True])
+async def test_an_mcp_tool_refuses_a_number_sent_as_another_type(
+    corpus: Running, admin: Account, top_k: Any
+) -> None:
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "search_docs", "arguments": {"query": "deploy", "top_k": top_k}},
+    }
+    async with httpx.AsyncClient(base_url=corpus.url) as http:
+        reply = await http.post(
+            "/mcp", content=json.dumps(call), headers={**MCP_HEADERS, **admin.bearer}
+        )
+    assert reply.status_code == 200
+    assert reply.json()["result"]["isError"] is True
+
+
+async def test_a_searchs_time_does_not_tell_what_others_private_documents_hold(
+    corpus: Running, admin: Account
+) -> None:
+    owner = await corpus.account("editor")
+    async with httpx.AsyncClient(base_url=corpus.url, timeout=60) as http:
+        for n in range(20):
+            made = await http.post(
+                "/api/documents",
+                headers=owner.bearer,
+                json={
+                    "title": f"Private {n}",
+                    "content": f"zanzibarite {n} " * 200,
+                    "visibility": "private",
+                },
+            )
+            assert made.status_code == 201
+        times = {}
+        for word in ("zanzibarite", "quixotical"):
+            reply = await http.post(
+                "/api/search",
+                headers=admin.bearer,
+                json={"query": word, "mode": "keyword"},
+            )
+            assert reply.status_code == 200
+            assert reply.json()["hits"] == []
+            times[word] = reply.json()["took_ms"]
+    assert times["zanzibarite"] == times["quixotical"]
