@@ -20,6 +20,9 @@ WriteConnection = NewType("WriteConnection", ReadConnection)
 ShortTransaction = Callable[[], AbstractAsyncContextManager[WriteConnection]]
 
 
+CONNECT_TIMEOUT_S = 10
+
+
 def make_engine(url: str, *, max_connections: int = 20) -> AsyncEngine:
     """An asyncpg engine with a pool that survives a restarted server (pre-ping), opening at
     most `max_connections` (half kept open, half opened under load)."""
@@ -30,6 +33,9 @@ def make_engine(url: str, *, max_connections: int = 20) -> AsyncEngine:
         max_overflow=max_connections - pool_size,
         pool_pre_ping=True,
         connect_args={
+            # A database host that drops packets (rather than refusing) would otherwise hold a
+            # request for asyncpg's default of 60 s before it can be answered 503.
+            "timeout": CONNECT_TIMEOUT_S,
             "server_settings": {
                 # JIT compilation only slows our short queries down.
                 "jit": "off",
