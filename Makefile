@@ -58,7 +58,8 @@ test: lint typecheck test-frontend test-python
 # operation): no 5xx, no response that breaks the schema.
 FUZZ_EXAMPLES ?= 60
 fuzz: setup build
-	CORPUS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest tests/fuzz -p no:cacheprovider
+	CORPUS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest tests/fuzz -p no:cacheprovider \
+		-o log_cli=true --log-cli-level=INFO --log-cli-format='%(message)s'
 
 # Rewrite sql/schema.sql from a freshly migrated database (commit it with the migration).
 schema: setup

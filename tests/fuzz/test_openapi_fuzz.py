@@ -9,6 +9,7 @@ cases per operation and caller; `make fuzz` runs thousands (CORPUS_FUZZ_EXAMPLES
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import subprocess
 from collections.abc import Iterator
@@ -43,6 +44,8 @@ from tests.support import (
     start_corpus,
     wait_until_ready,
 )
+
+logger = logging.getLogger(__name__)
 
 # Cases per operation and caller: a handful in `make test`, thousands in all under `make fuzz`.
 EXAMPLES = int(os.environ.get("CORPUS_FUZZ_EXAMPLES", "4"))
@@ -139,12 +142,13 @@ def test_no_request_gets_a_server_error_or_breaks_the_schema(
     caller: str, fuzz_schema: schemathesis.BaseSchema, fuzz_target: FuzzTarget
 ) -> None:
     failures: list[str] = []
-    sent = 0
+    sent = operations = 0
     for result in fuzz_schema.get_all_operations():
         if isinstance(result, Err):
             failures.append(f"the schema has an operation schemathesis cannot read: {result.err()}")
             continue
         operation = result.ok()
+        operations += 1
         # Valid input the API must take, and invalid input it must refuse with a 4xx.
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
             try:
@@ -155,5 +159,6 @@ def test_no_request_gets_a_server_error_or_breaks_the_schema(
                 # Every operation is fuzzed and every failure reported, not just the first.
                 found = exc.exceptions if isinstance(exc, FailureGroup) else (exc,)
                 failures += [f"{operation.label} ({mode.value}): {failure}" for failure in found]
+    logger.info("fuzzed as %s: %d requests over %d operations", caller, sent, operations)
     assert sent >= EXAMPLES, "the fuzzer sent (almost) nothing: is the schema empty?"
     assert not failures, f"{len(failures)} operations failed:\n\n" + "\n\n".join(failures)
