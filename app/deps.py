@@ -52,9 +52,10 @@ def get_hasher(request: Request) -> Hasher:
 
 
 def short_transaction(request: Request) -> ShortTransaction:
-    """Opens transactions of their own: credential checks (which record last use), and the
+    """Opens transactions of their own: credential checks (which record last use); the
     password routes, which count a guess (it must survive the request's rollback) and run
-    Argon2 between transactions, with no connection held."""
+    Argon2 between transactions, with no connection held; and uploads, which open the
+    request's one transaction after the file has converted."""
     return get_resources(request).db.write
 
 

@@ -241,10 +241,16 @@ async def create(
     return DocumentCreated(**document.model_dump(), unchanged=False)
 
 
-async def create_from_file(
-    conn: WriteConnection,
+@dataclass(frozen=True, slots=True)
+class Upload:
+    """An uploaded file converted to the document it adds."""
+
+    document: DocumentCreate
+    media_type: str
+
+
+async def convert_upload(
     principal: Principal,
-    embedder: Embedder,
     settings: Settings,
     *,
     converter: Converter,
@@ -256,13 +262,15 @@ async def create_from_file(
     visibility: Visibility,
     tags: list[str],
     source: str | None,
-) -> DocumentCreated:
+) -> Upload:
     """Convert an uploaded file to Markdown (in a worker process, within the conversion
-    bounds), then add it like pasted text.
+    bounds). It takes no connection: a file may wait for a worker as long as a deadline, and
+    the pool is everyone's, so the doors open their transaction after this.
 
     Raises:
-        TooLarge: over the upload limit or a conversion bound. UnsupportedMediaType: not a
-        format we read. ValidationFailed: the file cannot be read, or nests too deep.
+        Forbidden: the role may not add documents. TooLarge: over the upload limit or a
+        conversion bound. UnsupportedMediaType: not a format we read. ValidationFailed: the
+        file cannot be read, or nests too deep.
     """
     _require_editor(principal)
     if len(data) > settings.max_upload_bytes:
@@ -281,8 +289,46 @@ async def create_from_file(
         )
     except ValidationError as exc:
         raise ValidationFailed.from_pydantic(exc) from None
+    return Upload(document=document, media_type=converted.media_type)
+
+
+async def create_from_file(
+    conn: WriteConnection,
+    principal: Principal,
+    embedder: Embedder,
+    settings: Settings,
+    *,
+    converter: Converter,
+    data: bytes,
+    filename: str | None,
+    content_type: str | None,
+    title: str | None,
+    workspace: str | None,
+    visibility: Visibility,
+    tags: list[str],
+    source: str | None,
+) -> DocumentCreated:
+    """Convert an uploaded file, then add it like pasted text (for callers that hold their
+    connection anyway: a folder walk).
+
+    Raises:
+        As `convert_upload` and `create`.
+    """
+    upload = await convert_upload(
+        principal,
+        settings,
+        converter=converter,
+        data=data,
+        filename=filename,
+        content_type=content_type,
+        title=title,
+        workspace=workspace,
+        visibility=visibility,
+        tags=tags,
+        source=source,
+    )
     return await create(
-        conn, principal, embedder, settings, document, media_type=converted.media_type
+        conn, principal, embedder, settings, upload.document, media_type=upload.media_type
     )
 
 

@@ -125,21 +125,27 @@ def register(server: MCPServer, resources: Callable[[], Resources]) -> None:
     """Add the tools to `server`."""
 
     @asynccontextmanager
-    async def calling(write: bool) -> AsyncIterator[tuple[Any, Resources]]:
-        """One transaction per tool call; service errors become tool errors with their code."""
-        current = resources()
+    async def tool_errors() -> AsyncIterator[None]:
+        """Service errors become tool errors with their code."""
         try:
+            yield
+        except AppError as exc:
+            raise ToolError(f"{exc.code}: {exc.message}") from None
+        except ValidationError as exc:
+            failed = ValidationFailed.from_pydantic(exc)
+            raise ToolError(f"{failed.code}: {failed.message}") from None
+
+    @asynccontextmanager
+    async def calling(write: bool) -> AsyncIterator[tuple[Any, Resources]]:
+        """One transaction per tool call."""
+        current = resources()
+        async with tool_errors():
             if write:
                 async with current.db.write() as conn:
                     yield conn, current
             else:
                 async with current.db.read() as conn:
                     yield conn, current
-        except AppError as exc:
-            raise ToolError(f"{exc.code}: {exc.message}") from None
-        except ValidationError as exc:
-            failed = ValidationFailed.from_pydantic(exc)
-            raise ToolError(f"{failed.code}: {failed.message}") from None
 
     async def run(write: bool, work: Callable[[Any, Resources], Awaitable[T]]) -> T:
         async with calling(write) as (conn, current):
@@ -194,8 +200,9 @@ def register(server: MCPServer, resources: Callable[[], Resources]) -> None:
         if (content is None) == (content_base64 is None):
             raise ToolError("validation_error: send either content or content_base64")
 
-        async def work(conn: Any, current: Resources) -> DocumentCreated:
-            if content is not None:
+        current = resources()
+        if content is not None:
+            async with tool_errors():
                 data = DocumentCreate(
                     title=title,
                     content=content,
@@ -203,27 +210,33 @@ def register(server: MCPServer, resources: Callable[[], Resources]) -> None:
                     visibility=visibility,
                     tags=tags or [],
                 )
-                return await documents_service.create(
-                    conn, principal, current.embedder, current.settings, data
-                )
+            media_type = documents_service.MARKDOWN
+        else:
             try:
                 raw = base64.b64decode(content_base64 or "", validate=True)
             except (binascii.Error, ValueError):
                 raise ToolError("validation_error: content_base64 is not base64") from None
-            return await documents_service.create_from_file(
-                conn,
-                principal,
-                current.embedder,
-                current.settings,
-                converter=current.converter,
-                data=raw,
-                filename=filename,
-                content_type=None,
-                title=title,
-                workspace=workspace,
-                visibility=visibility,
-                tags=tags or [],
-                source=filename,
+            # Converted before the transaction opens: a file may wait for a worker, and must
+            # not hold a pooled connection meanwhile.
+            async with tool_errors():
+                upload = await documents_service.convert_upload(
+                    principal,
+                    current.settings,
+                    converter=current.converter,
+                    data=raw,
+                    filename=filename,
+                    content_type=None,
+                    title=title,
+                    workspace=workspace,
+                    visibility=visibility,
+                    tags=tags or [],
+                    source=filename,
+                )
+            data, media_type = upload.document, upload.media_type
+
+        async def work(conn: Any, current: Resources) -> DocumentCreated:
+            return await documents_service.create(
+                conn, principal, current.embedder, current.settings, data, media_type=media_type
             )
 
         return await run(True, work)

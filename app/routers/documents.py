@@ -17,6 +17,7 @@ from app.deps import (
     AppSettings,
     CurrentPrincipal,
     ReadConn,
+    ShortTx,
     WriteConn,
     get_resources,
 )
@@ -136,14 +137,16 @@ async def create_document(
     request: Request,
     response: Response,
     principal: CurrentPrincipal,
-    conn: WriteConn,
+    transaction: ShortTx,
     embedder: AppEmbedder,
     settings: AppSettings,
 ) -> DocumentCreated:
     """Add a document from JSON `{title, content, ...}` or an uploaded file (multipart)."""
     _may_write(principal)
     content_type = request.headers.get("content-type", "")
-    # app.middleware bounds the body (CORPUS_MAX_UPLOAD_MB) while it is read here.
+    # app.middleware bounds the body (CORPUS_MAX_UPLOAD_MB) while it is read here. The
+    # request's one transaction opens once the document is ready: a file may wait for a
+    # conversion worker, and must not hold a pooled connection meanwhile.
     if content_type.startswith("multipart/form-data"):
         async with request.form(max_files=1, max_fields=10) as form:
             upload = form.get("file")
@@ -154,26 +157,28 @@ async def create_document(
                 parsed = UploadFields.model_validate(fields)
             except ValidationError as exc:
                 raise _invalid(exc, "body") from exc
-            data = await upload.read(settings.max_upload_bytes + 1)
-            created = await documents_service.create_from_file(
-                conn,
+            converted = await documents_service.convert_upload(
                 principal,
-                embedder,
                 settings,
                 converter=get_resources(request).converter,
-                data=data,
+                data=await upload.read(settings.max_upload_bytes + 1),
                 filename=upload.filename,
                 content_type=upload.content_type,
                 **parsed.model_dump(),
             )
+        document, media_type = converted.document, converted.media_type
     elif content_type.startswith("application/json") or not content_type:
         try:
-            body = DocumentCreate.model_validate_json(await request.body())
+            document = DocumentCreate.model_validate_json(await request.body())
         except ValidationError as exc:
             raise _invalid(exc, "body") from exc
-        created = await documents_service.create(conn, principal, embedder, settings, body)
+        media_type = documents_service.MARKDOWN
     else:
         raise UnsupportedMediaType("send JSON or multipart/form-data with a `file` part")
+    async with transaction() as conn:
+        created = await documents_service.create(
+            conn, principal, embedder, settings, document, media_type=media_type
+        )
     if created.unchanged:
         response.status_code = status.HTTP_200_OK
     return created
