@@ -9,7 +9,7 @@ FRONTEND := frontend
 SPA_SOURCES := $(shell find $(FRONTEND)/src $(FRONTEND)/public -type f 2>/dev/null) \
 	$(wildcard $(FRONTEND)/index.html $(FRONTEND)/vite.config.ts $(FRONTEND)/tsconfig*.json)
 
-.PHONY: setup build run test lint typecheck test-python test-frontend fuzz schema clean
+.PHONY: setup build run test lint typecheck test-python test-frontend fuzz schema openapi clean
 
 setup: $(STAMP) $(FRONTEND)/node_modules/.package-lock.json
 
@@ -47,7 +47,7 @@ typecheck: setup
 	$(BIN)/mypy
 
 test-frontend: setup build
-	cd $(FRONTEND) && npm test
+	cd $(FRONTEND) && npm run lint && npm test
 
 test-python: setup build
 	$(BIN)/pytest
@@ -64,6 +64,12 @@ fuzz: setup build
 # Rewrite sql/schema.sql from a freshly migrated database (commit it with the migration).
 schema: setup
 	$(BIN)/python -m tests.db.schema_sql --write
+
+# Rewrite frontend/openapi.json from the app, and the web app's typed client from it (commit both;
+# tests/test_web_client.py and `npm run lint` fail while either is stale).
+openapi: setup
+	$(BIN)/python scripts/export_openapi.py
+	cd $(FRONTEND) && npm run api:generate
 
 clean:
 	rm -rf $(VENV) $(FRONTEND)/node_modules $(FRONTEND)/dist

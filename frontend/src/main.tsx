@@ -1,7 +1,7 @@
 import { StrictMode } from 'react'
 import { createRoot } from 'react-dom/client'
 
-import { App } from '@/App'
+import { App } from '@/app'
 import '@/index.css'
 
 const root = document.getElementById('root')

@@ -1,19 +1,36 @@
+import { cva, type VariantProps } from 'class-variance-authority'
 import type { ComponentProps } from 'react'
 
 import { cn } from '@/lib/cn'
 
-export function Button({ className, type = 'button', ...props }: ComponentProps<'button'>) {
+export const buttonVariants = cva(
+  [
+    'inline-flex shrink-0 items-center justify-center gap-2 rounded-md text-sm font-medium',
+    'whitespace-nowrap transition-colors',
+    'focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring',
+    'disabled:pointer-events-none disabled:opacity-50',
+  ],
+  {
+    variants: {
+      variant: {
+        default: 'bg-primary text-primary-foreground hover:bg-primary/90',
+        outline: 'border bg-background hover:bg-muted',
+        ghost: 'hover:bg-muted',
+      },
+      size: {
+        default: 'h-8 px-3',
+        sm: 'h-7 px-2 text-xs',
+        icon: 'size-8',
+      },
+    },
+    defaultVariants: { variant: 'default', size: 'default' },
+  },
+)
+
+export type ButtonProps = ComponentProps<'button'> & VariantProps<typeof buttonVariants>
+
+export function Button({ className, variant, size, type = 'button', ...props }: ButtonProps) {
   return (
-    <button
-      type={type}
-      className={cn(
-        'inline-flex h-8 items-center justify-center rounded-md border bg-background px-3',
-        'text-sm font-medium transition-colors hover:bg-muted',
-        'focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring',
-        'disabled:pointer-events-none disabled:opacity-50',
-        className,
-      )}
-      {...props}
-    />
+    <button type={type} className={cn(buttonVariants({ variant, size }), className)} {...props} />
   )
 }

@@ -1,35 +1,50 @@
-import { describe, expect, it, vi } from 'vitest'
+import { describe, expect, it } from 'vitest'
 
 import { getHealth } from '@/features/health/api/get-health'
-import { healthy, stubFetch } from '@/test/stub-fetch'
+import { getReadiness } from '@/features/health/api/get-readiness'
+import { ApiError } from '@/lib/api-client'
+import { healthy, stubApi } from '@/testing/stub-api'
 
-describe('getHealth', () => {
-  it('reports up and ready with the readiness checks', async () => {
-    stubFetch(healthy)
-    await expect(getHealth()).resolves.toEqual({
-      server: { up: true },
-      database: { ready: true, checks: { database: 'ok' } },
+describe('getHealth and getReadiness', () => {
+  it('resolve to the server’s bodies when it is up and ready', async () => {
+    stubApi(healthy)
+    await expect(getHealth()).resolves.toEqual({ status: 'ok' })
+    await expect(getReadiness()).resolves.toEqual(healthy['/readyz'].get.body)
+  })
+
+  it('reject with the API’s error code and message when not ready', async () => {
+    stubApi({
+      '/readyz': {
+        get: {
+          status: 503,
+          body: { error: { code: 'unavailable', message: 'not ready: migrations' } },
+        },
+      },
+    })
+    const error = await getReadiness().catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(ApiError)
+    expect(error).toMatchObject({
+      status: 503,
+      code: 'unavailable',
+      message: 'not ready: migrations',
     })
   })
 
-  it('falls back to the HTTP status when an error body is not the API envelope', async () => {
-    stubFetch({
-      '/healthz': { status: 500, body: 'Internal Server Error' },
-      '/readyz': { status: 503, body: { detail: 'nope' } },
-    })
-    await expect(getHealth()).resolves.toEqual({
-      server: { up: false, message: 'HTTP 500' },
-      database: { ready: false, message: 'HTTP 503' },
+  it('reject with the HTTP status when an error body is not the API’s', async () => {
+    stubApi({ '/healthz': { get: { status: 502, raw: '<html>Bad Gateway</html>' } } })
+    await expect(getHealth()).rejects.toMatchObject({
+      status: 502,
+      code: 'http_502',
+      message: 'HTTP 502',
     })
   })
 
-  it('rethrows aborts instead of reporting the server down', async () => {
-    vi.stubGlobal(
-      'fetch',
-      vi.fn(() => Promise.reject(new DOMException('The operation was aborted.', 'AbortError'))),
-    )
+  it('reject with the abort, not an API error, when the caller aborts', async () => {
+    stubApi(healthy)
     const controller = new AbortController()
     controller.abort()
-    await expect(getHealth(controller.signal)).rejects.toMatchObject({ name: 'AbortError' })
+    await expect(getHealth({ signal: controller.signal })).rejects.toMatchObject({
+      name: 'AbortError',
+    })
   })
 })
