@@ -128,6 +128,32 @@ async def _unhandled(_request: Request, exc: Exception) -> JSONResponse:
     return _error(500, "internal", "internal error; the server log has the request id")
 
 
+def _document_validation_errors(app: FastAPI) -> None:
+    """Say in the OpenAPI document what a 422 really carries: FastAPI documents its own
+    `{"detail": [...]}` body, and `_validation_error` sends API.md's error shape instead (the
+    web app's typed client is generated from this document)."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            spec = generate()
+            for path in spec.get("paths", {}).values():
+                for operation in path.values():
+                    refused = operation.get("responses", {}).get("422")
+                    if refused is not None:
+                        refused["content"] = {
+                            "application/json": {
+                                "schema": {"$ref": "#/components/schemas/ErrorBody"}
+                            }
+                        }
+            schemas = spec.get("components", {}).get("schemas", {})
+            for unused in ("HTTPValidationError", "ValidationError"):
+                schemas.pop(unused, None)
+        return app.openapi_schema or generate()
+
+    app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented override
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the ASGI app. The lifespan opens the pool (starting the embedded database when no
     DATABASE_URL is set) and closes it on shutdown."""
@@ -224,4 +250,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     mcp_door = mcp_server.build(settings, lambda: cast(Resources, app.state.resources))
     app.router.routes.extend(mcp_door.routes)
     register_spa(app, settings.static_dir)  # last: its catch-all must not shadow an API route
+    _document_validation_errors(app)
     return app

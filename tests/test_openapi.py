@@ -71,3 +71,22 @@ async def test_partial_updates_document_null_only_where_null_means_something(
     # Null means "from policy" and "no default persona" here.
     assert takes_null("WorkspaceUpdate", "license")
     assert takes_null("UserUpdate", "persona")
+
+
+async def test_validation_errors_are_documented_in_the_shape_they_are_sent(
+    client: httpx.AsyncClient,
+) -> None:
+    # FastAPI documents its own `{"detail": [...]}` for 422; the API answers API.md's shape.
+    spec = (await client.get("/openapi.json")).json()
+    refused = [
+        op["responses"]["422"]["content"]["application/json"]["schema"]
+        for path in spec["paths"].values()
+        for op in path.values()
+        if "422" in op["responses"]
+    ]
+    assert refused
+    assert all(schema == {"$ref": "#/components/schemas/ErrorBody"} for schema in refused)
+    assert "HTTPValidationError" not in spec["components"]["schemas"]
+    reply = await client.post("/api/auth/login", json={"email": 1})
+    assert reply.status_code == 422
+    assert set(reply.json()) == {"error"}
