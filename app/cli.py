@@ -28,9 +28,9 @@ from app.bench.load import bench
 from app.config import Settings
 from app.db import embedded, migrate
 from app.db.engine import Database, WriteConnection
-from app.documents.schemas import SLUG_PATTERN
 from app.documents.worker import Converter
 from app.errors import AppError, ValidationFailed
+from app.kit.types import SLUG_PATTERN
 from app.logs import configure_logging
 from app.main import create_app
 from app.people import service as people_service

@@ -9,6 +9,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints
 
 from app.auth.capabilities import McpTool, Role
+from app.kit.types import Slug
 from app.people.schemas import DisplayName, Kind, PersonaSlug
 from app.schemas import JsonBool, NoNul
 
@@ -73,9 +74,7 @@ class ApiKeyCreate(BaseModel):
 
     user_id: UUID
     name: KeyName
-    workspace: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_-]{1,63}$")] | None = (
-        None
-    )
+    workspace: Slug | None = None
     persona: PersonaSlug | None = None
 
 

@@ -25,6 +25,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
 
+from app.kit.types import SLUG_PATTERN
+
 metadata = MetaData(
     naming_convention={
         "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -112,7 +114,7 @@ workspaces = Table(
     _created_at(),
     _updated_at(),
     UniqueConstraint("slug"),
-    CheckConstraint("slug ~ '^[a-z0-9][a-z0-9_-]{1,63}$'", name="slug"),
+    CheckConstraint(f"slug ~ '{SLUG_PATTERN}'", name="slug"),
     CheckConstraint("tier IN ('core', 'reference', 'community')", name="tier"),
 )
 

@@ -219,8 +219,9 @@ async def list_documents(
     limit: int,
     after: tuple[datetime, UUID] | None,
     scope: str | None = None,
-) -> tuple[list[Document], tuple[datetime, UUID] | None]:
-    """A page of visible documents, newest change first; returns the next page's position."""
+) -> list[Document]:
+    """Up to `limit + 1` visible documents after `after`, newest change first (the one more
+    says another page follows)."""
     conditions: list[ColumnElement[bool]] = [visible_to(caller_id, scope)]
     if filters.workspace is not None:
         conditions.append(workspaces.c.slug == filters.workspace)
@@ -249,13 +250,9 @@ async def list_documents(
         .order_by(documents.c.updated_at.desc(), documents.c.id.desc())
         .limit(limit + 1)
     )
-    rows = [
+    return [
         Document.model_validate(dict(row)) for row in (await conn.execute(statement)).mappings()
     ]
-    if len(rows) > limit:
-        last = rows[limit - 1]
-        return rows[:limit], (last.updated_at, last.id)
-    return rows, None
 
 
 async def document_chunks(conn: ReadConnection, document_id: UUID) -> list[Chunk]:

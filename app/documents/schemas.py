@@ -9,29 +9,21 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
+from app.kit.types import Slug, Tag
 from app.schemas import NoNul, PlainText, omit_null_defaults
 
 Visibility = Literal["org", "private"]
 Tier = Literal["core", "reference", "community"]
 
-SLUG_PATTERN = r"^[a-z0-9][a-z0-9_-]{1,63}$"
 # An SPDX license id (or expression-free id such as "Apache-2.0", "CC-BY-4.0", "MIT") or the
 # word PROPRIETARY.
 LICENSE_PATTERN = r"^(PROPRIETARY|[A-Za-z0-9][A-Za-z0-9.+-]{0,63})$"
 MAX_TAGS = 32
 MAX_TITLE_CHARS = 500
 
-Slug = Annotated[str, StringConstraints(pattern=SLUG_PATTERN)]
 License = Annotated[str, StringConstraints(pattern=LICENSE_PATTERN)]
 Title = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE_CHARS), NoNul
-]
-Tag = Annotated[
-    str,
-    StringConstraints(
-        strip_whitespace=True, to_lower=True, min_length=1, max_length=64, pattern=r"^[^,\s]+$"
-    ),
-    NoNul,
 ]
 
 

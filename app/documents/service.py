@@ -18,7 +18,6 @@ from pydantic import ValidationError
 from app.auth.principal import Principal
 from app.config import Settings
 from app.db.engine import ReadConnection, WriteConnection
-from app.db.paging import decode_cursor, encode_cursor
 from app.documents import queries
 from app.documents.convert import clean_title
 from app.documents.schemas import (
@@ -36,6 +35,8 @@ from app.documents.schemas import (
 )
 from app.documents.worker import Converter
 from app.errors import Conflict, Forbidden, NotFound, TooLarge, ValidationFailed
+from app.kit.paging import decode_cursor, keyset_page
+from app.kit.updates import changes
 from app.rag import index
 from app.rag.chunking import ChunkPiece
 from app.rag.embeddings.base import Embedder
@@ -94,10 +95,7 @@ async def update_workspace(
     if not principal.can("workspaces.manage"):
         raise Forbidden("only admins change workspaces, and not with a key bound to one")
     # `license: null` is meaningful ("from policy"), so explicitly set fields are all applied.
-    values = data.model_dump(exclude_unset=True)
-    for field in ("title", "description", "tier"):
-        if field in values and values[field] is None:
-            raise ValidationFailed(f"{field}: may not be null")
+    values = changes(data, required=("title", "description", "tier"))
     if values and not await queries.update_workspace(conn, slug, values):
         raise NotFound(f"no workspace named {slug!r}")
     workspace = await queries.get_workspace(conn, slug)
@@ -351,11 +349,10 @@ async def list_documents(
 ) -> Page[Document]:
     """A page of the documents the caller may see, newest change first."""
     after = decode_cursor(cursor) if cursor else None
-    items, next_position = await queries.list_documents(
+    rows = await queries.list_documents(
         conn, principal.user_id, filters, limit=limit, after=after, scope=principal.workspace_scope
     )
-    next_cursor = encode_cursor(*next_position) if next_position else None
-    return Page[Document](items=items, next_cursor=next_cursor)
+    return keyset_page(rows, limit, lambda row: (row.updated_at, row.id))
 
 
 async def chunks(conn: ReadConnection, principal: Principal, document_id: UUID) -> list[Chunk]:
@@ -400,13 +397,10 @@ async def update(
         NotFound, Forbidden, ValidationFailed, TooLarge.
     """
     row = await _editable(conn, principal, document_id)
-    changes = data.model_dump(exclude_unset=True)
-    for field in ("title", "tags", "visibility", "content"):
-        if field in changes and changes[field] is None:
-            raise ValidationFailed(f"{field}: may not be null")
-    title: str = changes.get("title", row["title"])
-    visibility: Visibility = changes.get("visibility", row["visibility"])
-    content: str | None = changes.get("content")
+    edits = changes(data, required=("title", "tags", "visibility", "content"))
+    title: str = edits.get("title", row["title"])
+    visibility: Visibility = edits.get("visibility", row["visibility"])
+    content: str | None = edits.get("content")
     if visibility == "private" and row["owner_id"] is None:
         raise ValidationFailed("visibility: a document without an owner cannot be private")
 
@@ -417,8 +411,8 @@ async def update(
         _check_length(settings, content)
         indexed = await _embed(embedder, title, content)
     values: dict[str, Any] = {"title": title, "visibility": visibility}
-    if "tags" in changes:
-        values["tags"] = changes["tags"]
+    if "tags" in edits:
+        values["tags"] = edits["tags"]
     reindex = new_content or title != row["title"] or visibility != row["visibility"]
     if reindex and row["visibility"] == "org":
         await index.count_in_statistics(conn, document_id, sign=-1)

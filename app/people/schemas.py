@@ -10,12 +10,13 @@ from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints
 from pydantic.json_schema import SkipJsonSchema
 
 from app.auth.capabilities import Role
+from app.kit.types import Slug
 from app.schemas import JsonBool, NoNul, PlainText, omit_null_defaults
 
 Kind = Literal["human", "agent"]
 DisplayName = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200), NoNul]
 # Persona slugs are the workspace slugs' shape (the multi-corpus work defines the personas).
-PersonaSlug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_-]{1,63}$")]
+PersonaSlug = Slug
 
 __all__ = ["Role", "Kind", "User", "UserCreate", "UserCreated", "UserUpdate", "AuditEntry"]
 

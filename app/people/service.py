@@ -17,8 +17,9 @@ from app.auth import passwords
 from app.auth.passwords import Hasher
 from app.auth.principal import Principal
 from app.db.engine import ReadConnection, WriteConnection
-from app.db.paging import decode_cursor, encode_cursor
 from app.errors import Conflict, Forbidden, NotFound, SignupClosed, ValidationFailed
+from app.kit.paging import decode_cursor, keyset_page
+from app.kit.updates import changes
 from app.people import queries
 from app.people.schemas import (
     AuditEntry,
@@ -84,11 +85,8 @@ async def audit_log(
     if not principal.can("audit.read"):
         raise Forbidden("only admins read the audit log")
     before = decode_cursor(cursor) if cursor else None
-    items = await queries.list_audit(conn, filters, limit=limit + 1, before=before)
-    more = len(items) > limit
-    items = items[:limit]
-    next_cursor = encode_cursor(items[-1].at, items[-1].id) if more else None
-    return Page[AuditEntry](items=items, next_cursor=next_cursor)
+    rows = await queries.list_audit(conn, filters, limit=limit + 1, before=before)
+    return keyset_page(rows, limit, lambda row: (row.at, row.id))
 
 
 # --- accounts -------------------------------------------------------------------------------
@@ -257,11 +255,8 @@ async def list_people(
     """
     _require_people_admin(principal)
     after = decode_cursor(cursor) if cursor else None
-    items = await queries.list_users(conn, limit=limit + 1, after=after)
-    more = len(items) > limit
-    items = items[:limit]
-    next_cursor = encode_cursor(items[-1].created_at, items[-1].id) if more else None
-    return Page[User](items=items, next_cursor=next_cursor)
+    rows = await queries.list_users(conn, limit=limit + 1, after=after)
+    return keyset_page(rows, limit, lambda row: (row.created_at, row.id))
 
 
 async def _target(conn: ReadConnection, user_id: UUID) -> User:
@@ -293,21 +288,16 @@ async def update_person(
         ValidationFailed: null for a field that must have a value.
     """
     _require_people_admin(principal)
-    changes = data.model_dump(exclude_unset=True)
-    for field in ("role", "active", "display_name"):
-        if field in changes and changes[field] is None:
-            raise ValidationFailed(f"{field}: may not be null")
+    edits = changes(data, required=("role", "active", "display_name"))
     user = await _target(conn, user_id)
     current = {**_snapshot(user), "persona": user.persona}
-    changes = {k: v for k, v in changes.items() if current[k] != v}
-    if not changes:
+    edits = {k: v for k, v in edits.items() if current[k] != v}
+    if not edits:
         return user
-    await _keep_an_admin(
-        conn, user, changes.get("role", user.role), changes.get("active", user.active)
-    )
-    values = {("default_persona" if k == "persona" else k): v for k, v in changes.items()}
+    await _keep_an_admin(conn, user, edits.get("role", user.role), edits.get("active", user.active))
+    values = {("default_persona" if k == "persona" else k): v for k, v in edits.items()}
     await queries.update_user(conn, user_id, values)
-    if "role" in changes or changes.get("active") is False:
+    if "role" in edits or edits.get("active") is False:
         await queries.end_sessions(conn, user_id)
     await record(
         conn,
@@ -315,8 +305,8 @@ async def update_person(
         "user.update",
         target_type="user",
         target_id=user_id,
-        before={k: current[k] for k in changes},
-        after=changes,
+        before={k: current[k] for k in edits},
+        after=edits,
     )
     return await _target(conn, user_id)
 

@@ -7,7 +7,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.documents.schemas import Slug, Tag
+from app.kit.types import Slug, Tag
 from app.schemas import JsonInt, PlainText
 
 SearchMode = Literal["hybrid", "dense", "keyword"]

@@ -30,8 +30,6 @@ from app.documents.schemas import (
     DocumentFilters,
     DocumentUpdate,
     DocumentWithContent,
-    Slug,
-    Tag,
     Title,
     Visibility,
 )
@@ -42,6 +40,7 @@ from app.errors import (
     UnsupportedMediaType,
     ValidationFailed,
 )
+from app.kit.types import Slug, Tag
 from app.schemas import Page
 
 router = APIRouter(prefix="/api/documents", tags=["documents"], responses=PRINCIPAL_ERRORS)

@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from typing import TypeVar
 from uuid import UUID
 
 from app.errors import ValidationFailed
+from app.schemas import Page
+
+T = TypeVar("T")
 
 
 def encode_cursor(at: datetime, row_id: UUID) -> str:
@@ -31,3 +36,13 @@ def decode_cursor(cursor: str) -> tuple[datetime, UUID]:
         return at.astimezone(UTC), UUID(ident)
     except (ValueError, OverflowError, binascii.Error, UnicodeDecodeError) as exc:
         raise ValidationFailed("cursor: not a cursor this server issued") from exc
+
+
+def keyset_page(
+    rows: Sequence[T], limit: int, position: Callable[[T], tuple[datetime, UUID]]
+) -> Page[T]:
+    """The page of `rows` (fetched with `limit + 1`, so that one more row says another page
+    follows) and the cursor of the next page, named by the last row's position."""
+    items = list(rows[:limit])
+    more = len(rows) > limit
+    return Page[T](items=items, next_cursor=encode_cursor(*position(items[-1])) if more else None)
