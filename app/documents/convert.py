@@ -30,6 +30,7 @@ from pypdf.errors import LimitReachedError
 from app.config import Settings
 from app.documents.schemas import MAX_TITLE_CHARS
 from app.errors import AppError, TooLarge, UnsupportedMediaType, ValidationFailed
+from app.kit.markdown import title as markdown_title
 
 MARKDOWN = "text/markdown"
 PLAIN_TEXT = "text/plain"
@@ -68,8 +69,6 @@ _UNSUPPORTED = (
 
 # Boilerplate and invisible content that would only add noise to retrieval.
 _HTML_DROPPED = ["head", "script", "style", "nav", "noscript", "template"]
-_FENCE = re.compile(r"(`{3,}|~{3,})")
-_TITLE_HEADING = re.compile(r" {0,3}# +(.*?)(?: +#+)? *")
 _DOCX_HEADING = re.compile(r"Heading ([1-9])")
 # "List Bullet", "List Number 2", "List Paragraph": the number, if any, is the nesting level.
 _DOCX_LIST_STYLE = re.compile(r"List\b.*?(?: ([2-9]))?")
@@ -150,7 +149,7 @@ def to_markdown(
     if not markdown:
         raise ValidationFailed("the document is empty")
     if media_type == MARKDOWN:
-        title = _markdown_title(markdown)
+        title = markdown_title(markdown)
     return Converted(markdown=markdown, media_type=media_type, title=clean_title(title))
 
 
@@ -216,25 +215,6 @@ def _normalise(markdown: str) -> str:
     markdown = markdown.replace("\r\n", "\n").replace("\r", "\n")
     markdown = "\n".join(line.rstrip() for line in markdown.split("\n"))
     return _BLANK_LINES.sub("\n\n\n", markdown).strip()
-
-
-def _markdown_title(markdown: str) -> str | None:
-    """The text of the first level-one ATX heading that is not inside a code fence."""
-    fence: str | None = None
-    for line in markdown.split("\n"):
-        stripped = line.strip()
-        if fence is not None:
-            if stripped.startswith(fence) and stripped == fence[0] * len(stripped):
-                fence = None
-            continue
-        opener = _FENCE.match(stripped)
-        if opener is not None:
-            fence = opener.group(1)
-            continue
-        heading = _TITLE_HEADING.fullmatch(line)
-        if heading is not None and heading.group(1).strip():
-            return heading.group(1).strip()
-    return None
 
 
 # --- HTML -----------------------------------------------------------------------------------

@@ -13,15 +13,11 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from app.kit import markdown
+
 # The project's token estimate: good enough for budgeting, and free of a tokenizer dependency.
 _CHARS_PER_TOKEN = 4
 
-# CommonMark lets an ATX heading be indented by up to three spaces; a fourth makes it code.
-_HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*")
-_HEADING_CLOSE = re.compile(r"(?:^|[ \t]+)#+$")
-# Fences are recognised at any indentation so that a fence nested in a list item stays whole.
-_FENCE_OPEN = re.compile(r"[ \t]*(`{3,}|~{3,})(.*)")
-_FENCE_CLOSE = re.compile(r"[ \t]*(`{3,}|~{3,})\s*")
 _SENTENCE_END = re.compile(r"[.?!](\s+)")
 _WORD = re.compile(r"\S+")
 
@@ -160,10 +156,8 @@ def _sections(document: str) -> tuple[list[_Section], list[int], list[int]]:
         line_start += len(line) + 1
         i += 1
 
-        fence = _FENCE_OPEN.match(text) if first in "`~" else None
-        if fence is not None and first == "`" and "`" in fence.group(2):
-            fence = None
-        heading = _HEADING.fullmatch(content) if first == "#" else None
+        fence = markdown.fence_opening(text) if first in "`~" else None
+        heading = markdown.heading(content) if first == "#" else None
         if fence is None and heading is None and first != "|":
             if paragraph_start < 0:
                 paragraph_start = block_start
@@ -176,18 +170,18 @@ def _sections(document: str) -> tuple[list[_Section], list[int], list[int]]:
         if heading is not None:
             if blocks:
                 sections.append(section)
-            level = len(heading.group(1))
+            level, heading_text = heading
             while levels and levels[-1] >= level:
                 levels.pop()
                 titles.pop()
             levels.append(level)
-            titles.append(_HEADING_CLOSE.sub("", heading.group(2) or "").strip())
+            titles.append(heading_text)
             section = _Section(heading_path=tuple(titles))
             blocks = section.blocks
             blocks.append(_Block(block_start, block_end, atomic=False))
             continue
         if fence is not None:
-            marker = fence.group(1)
+            marker = fence
             # An unclosed fence runs to the end of the document, as CommonMark has it.
             while i < count:
                 line = lines[i]
@@ -196,12 +190,7 @@ def _sections(document: str) -> tuple[list[_Section], list[int], list[int]]:
                     block_end = line_start + len(tail)
                 line_start += len(line) + 1
                 i += 1
-                closing = _FENCE_CLOSE.fullmatch(tail) if tail else None
-                if (
-                    closing is not None
-                    and closing.group(1)[0] == marker[0]
-                    and len(closing.group(1)) >= len(marker)
-                ):
+                if tail and markdown.closes_fence(tail, marker):
                     break
         else:
             while i < count and lines[i].lstrip().startswith("|"):

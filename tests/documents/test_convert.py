@@ -26,6 +26,7 @@ from app.documents.convert import (
 )
 from app.documents.schemas import MAX_TITLE_CHARS
 from app.errors import TooLarge, UnsupportedMediaType, ValidationFailed
+from app.rag.chunking import chunk_markdown
 
 
 def _pdf(*contents: bytes, title: str | None = None) -> bytes:
@@ -457,3 +458,21 @@ def test_table_spans_are_counted_as_they_convert_and_refused_past_the_character_
     assert to_markdown(html, filename="t.html", content_type=None, limits=Limits(max_chars=20_000))
     with pytest.raises(TooLarge, match="CORPUS_MAX_DOCUMENT_CHARS"):
         to_markdown(html, filename="t.html", content_type=None, limits=Limits(max_chars=5000))
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "#\tTabbed title\n\nText.",
+        "```a`b\n# After inline code, not a fence\n\nText.",
+        "~~~\n# in code\n~~~~~\n# After a longer closing fence\n\nText.",
+        "  # Indented, with closing hashes ##\n\nText.",
+    ],
+)
+def test_a_files_title_is_the_heading_its_chunks_sit_under(source: str) -> None:
+    # Conversion reads the title and chunking the heading paths from one recogniser: they
+    # disagreed on tabs and backtick info strings.
+    converted = to_markdown(source.encode(), filename="notes.md", content_type=None)
+    paths = [piece.heading_path for piece in chunk_markdown(converted.markdown)]
+    first_top = next(path[0] for path in paths if path)
+    assert converted.title == first_top
