@@ -10,6 +10,20 @@ from pydantic import ValidationError
 from app.schemas import ErrorBody
 
 
+def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
+    """API.md's error body, `{"error": {"code", "message", "details"?}}`: the one place it is
+    built, for the errors we raise and for those the framework and the edge answer."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if details is not None:
+        error["details"] = details
+    return {"error": error}
+
+
+def oauth_error_body(error: str, description: str) -> dict[str, str]:
+    """An RFC 6749 §5.2 error object, which the OAuth routes answer instead of API.md's."""
+    return {"error": error, "error_description": description}
+
+
 class AppError(Exception):
     """An error a caller can act on: a status, a stable snake_case code and a message for people."""
 
@@ -30,10 +44,7 @@ class AppError(Exception):
 
     def body(self) -> dict[str, Any]:
         """The JSON body of API.md's error convention."""
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.details is not None:
-            error["details"] = self.details
-        return {"error": error}
+        return error_body(self.code, self.message, self.details)
 
     @classmethod
     def openapi(cls) -> dict[str, Any]:

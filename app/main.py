@@ -25,7 +25,7 @@ from app.config import Settings, get_settings
 from app.db import embedded, migrate
 from app.db.engine import Database
 from app.documents.worker import Converter
-from app.errors import AppError
+from app.errors import AppError, error_body
 from app.mcp import server as mcp_server
 from app.middleware import (
     BodyLimitMiddleware,
@@ -78,10 +78,7 @@ def _error(
     details: Any = None,
     headers: Mapping[str, str] | None = None,
 ) -> JSONResponse:
-    error: dict[str, Any] = {"code": code, "message": message}
-    if details is not None:
-        error["details"] = details
-    return JSONResponse({"error": error}, status_code=status, headers=headers)
+    return JSONResponse(error_body(code, message, details), status_code=status, headers=headers)
 
 
 async def _app_error(_request: Request, exc: Exception) -> JSONResponse:

@@ -18,6 +18,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.config import Settings
 from app.db.availability import unreachable
+from app.errors import error_body, oauth_error_body
 from app.logs import request_id
 
 logger = logging.getLogger("corpus.access")
@@ -101,9 +102,9 @@ class UnavailableMiddleware:
             message = "the database is unreachable; try again shortly"
             content: dict[str, Any]
             if scope["path"] in OAUTH_PATHS:
-                content = {"error": "temporarily_unavailable", "error_description": message}
+                content = oauth_error_body("temporarily_unavailable", message)
             else:
-                content = {"error": {"code": "unavailable", "message": message}}
+                content = error_body("unavailable", message)
             headers = {"Retry-After": str(RETRY_AFTER_S), "Cache-Control": "no-store"}
             await JSONResponse(content, status_code=503, headers=headers)(scope, receive, send)
 
@@ -124,9 +125,7 @@ class NulPathMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and "\x00" in scope["path"]:
-            content = {
-                "error": {"code": "not_found", "message": "no resource has a NUL in its path"}
-            }
+            content = error_body("not_found", "no resource has a NUL in its path")
             await JSONResponse(content, status_code=404)(scope, receive, send)
             return
         await self.app(scope, receive, send)
@@ -293,9 +292,9 @@ class BodyLimitMiddleware:
         content: dict[str, Any]
         if scope["path"] in OAUTH_PATHS:
             code = "invalid_client_metadata" if scope["path"] == "/register" else "invalid_request"
-            content = {"error": code, "error_description": message}
+            content = oauth_error_body(code, message)
         else:
-            content = {"error": {"code": "payload_too_large", "message": message}}
+            content = error_body("payload_too_large", message)
         headers = {"Cache-Control": "no-store"}
         if body.unread and not await body.drain():
             headers["Connection"] = "close"
