@@ -3,6 +3,7 @@ account behind it."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -11,8 +12,11 @@ from sqlalchemy import RowMapping, and_, case, delete, func, insert, literal, or
 from sqlalchemy.dialects.postgresql import INTERVAL
 from sqlalchemy.sql.elements import ColumnElement
 
+from app.auth.capabilities import Role
+from app.auth.schemas import ApiKey
 from app.db.engine import ReadConnection, WriteConnection
 from app.db.tables import api_keys, oauth_tokens, sessions, users, workspaces
+from app.people.schemas import Kind
 
 # Last-seen and last-used times are written at most this often, so that a busy client does
 # not turn every read into a write.
@@ -29,6 +33,42 @@ def _stale(column: Any) -> ColumnElement[bool]:
 
 # --- who is behind a credential -------------------------------------------------------------
 
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    """The account behind a credential: what a Principal is made of."""
+
+    user_id: UUID
+    email: str
+    display_name: str
+    role: Role
+    kind: Kind
+    default_persona: str | None
+    must_change_password: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SessionAccount:
+    account: Account
+    session_id: UUID
+    last_seen_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class KeyAccount:
+    account: Account
+    key_id: UUID
+    key_persona: str | None
+    last_used_at: datetime | None
+    workspace: str | None  # the slug of the key's workspace scope
+
+
+@dataclass(frozen=True, slots=True)
+class TokenAccount:
+    account: Account
+    client_id: str
+
+
 _ACCOUNT = [
     users.c.id.label("user_id"),
     users.c.email,
@@ -40,7 +80,19 @@ _ACCOUNT = [
 ]
 
 
-async def session_account(conn: ReadConnection, token_sha256: str) -> RowMapping | None:
+def _account(row: RowMapping) -> Account:
+    return Account(
+        user_id=row["user_id"],
+        email=row["email"],
+        display_name=row["display_name"],
+        role=row["role"],
+        kind=row["kind"],
+        default_persona=row["default_persona"],
+        must_change_password=row["must_change_password"],
+    )
+
+
+async def session_account(conn: ReadConnection, token_sha256: str) -> SessionAccount | None:
     """The active account of an unexpired session, with the session's id and last-seen time."""
     statement = (
         select(*_ACCOUNT, sessions.c.id.label("session_id"), sessions.c.last_seen_at)
@@ -51,10 +103,13 @@ async def session_account(conn: ReadConnection, token_sha256: str) -> RowMapping
             users.c.active,
         )
     )
-    return (await conn.execute(statement)).mappings().first()
+    row = (await conn.execute(statement)).mappings().first()
+    if row is None:
+        return None
+    return SessionAccount(_account(row), row["session_id"], row["last_seen_at"])
 
 
-async def key_account(conn: ReadConnection, secret_sha256: str) -> RowMapping | None:
+async def key_account(conn: ReadConnection, secret_sha256: str) -> KeyAccount | None:
     """The active account of an unrevoked key, with the key's scope, persona and last use."""
     statement = (
         select(
@@ -72,12 +127,17 @@ async def key_account(conn: ReadConnection, secret_sha256: str) -> RowMapping | 
             users.c.active,
         )
     )
-    return (await conn.execute(statement)).mappings().first()
+    row = (await conn.execute(statement)).mappings().first()
+    if row is None:
+        return None
+    return KeyAccount(
+        _account(row), row["key_id"], row["key_persona"], row["last_used_at"], row["workspace"]
+    )
 
 
 async def access_token_account(
     conn: ReadConnection, token_sha256: str, resource: str
-) -> RowMapping | None:
+) -> TokenAccount | None:
     """The active account of an unexpired, unrevoked OAuth access token issued for `resource`."""
     statement = (
         select(*_ACCOUNT, oauth_tokens.c.client_id)
@@ -91,7 +151,8 @@ async def access_token_account(
             users.c.active,
         )
     )
-    return (await conn.execute(statement)).mappings().first()
+    row = (await conn.execute(statement)).mappings().first()
+    return None if row is None else TokenAccount(_account(row), row["client_id"])
 
 
 async def touch_session(conn: WriteConnection, session_id: UUID, user_id: UUID) -> None:
@@ -157,13 +218,22 @@ async def delete_expired_sessions(conn: WriteConnection, user_id: UUID | None = 
 # --- sign-in and the throttle ---------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class Guess:
+    """A guess counted against an account: what to check it against."""
+
+    user_id: UUID
+    password_hash: str | None
+    active: bool
+
+
 async def reserve_guess(
     conn: WriteConnection,
     account: str | UUID,
     *,
     max_failures: int,
     lock_for: str,
-) -> RowMapping | None:
+) -> Guess | None:
     """Count a password guess against the account (an email, or an id) before it is checked,
     in one conditional UPDATE: concurrent guesses queue on the row lock, each sees the count
     the last one left, and none is let through once the account is locked. Returns the hash
@@ -191,7 +261,8 @@ async def reserve_guess(
         )
         .returning(users.c.id, users.c.password_hash, users.c.active)
     )
-    return (await conn.execute(statement)).mappings().first()
+    row = (await conn.execute(statement)).mappings().first()
+    return None if row is None else Guess(row["id"], row["password_hash"], row["active"])
 
 
 async def signed_in(conn: WriteConnection, user_id: UUID, new_hash: str | None) -> bool:
@@ -230,24 +301,45 @@ def _keys_from() -> Any:
     )
 
 
-async def insert_key(conn: WriteConnection, values: dict[str, Any]) -> UUID:
-    result = await conn.execute(insert(api_keys).values(**values).returning(api_keys.c.id))
+async def insert_key(
+    conn: WriteConnection,
+    *,
+    user_id: UUID,
+    name: str,
+    prefix: str,
+    secret_sha256: str,
+    workspace_id: UUID | None,
+    persona: str | None,
+) -> UUID:
+    result = await conn.execute(
+        insert(api_keys)
+        .values(
+            user_id=user_id,
+            name=name,
+            prefix=prefix,
+            secret_sha256=secret_sha256,
+            workspace_id=workspace_id,
+            persona=persona,
+        )
+        .returning(api_keys.c.id)
+    )
     key_id: UUID = result.scalar_one()
     return key_id
 
 
-async def get_key(conn: ReadConnection, key_id: UUID) -> RowMapping | None:
+async def get_key(conn: ReadConnection, key_id: UUID) -> ApiKey | None:
     statement = select(*_key_columns()).select_from(_keys_from()).where(api_keys.c.id == key_id)
-    return (await conn.execute(statement)).mappings().first()
+    row = (await conn.execute(statement)).mappings().first()
+    return None if row is None else ApiKey.model_validate(dict(row))
 
 
-async def list_keys(conn: ReadConnection) -> list[RowMapping]:
+async def list_keys(conn: ReadConnection) -> list[ApiKey]:
     statement = (
         select(*_key_columns())
         .select_from(_keys_from())
         .order_by(api_keys.c.created_at.desc(), api_keys.c.id)
     )
-    return list((await conn.execute(statement)).mappings())
+    return [ApiKey.model_validate(dict(row)) for row in (await conn.execute(statement)).mappings()]
 
 
 async def revoke_key(conn: WriteConnection, key_id: UUID) -> bool:

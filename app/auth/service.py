@@ -10,12 +10,11 @@ there is no real one).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 from uuid import UUID
 
 from app.auth import capabilities, passwords, queries
 from app.auth.passwords import Hasher
-from app.auth.principal import Principal
+from app.auth.principal import Door, Principal
 from app.auth.schemas import ApiKey, ApiKeyCreate, ApiKeyCreated, Me, PasswordChange
 from app.auth.tokens import (
     KEY_PREFIX_LENGTH,
@@ -106,17 +105,17 @@ async def login(
     """
     email = email.strip().lower()
     async with transaction() as conn:
-        row = await queries.reserve_guess(
+        guess = await queries.reserve_guess(
             conn, email, max_failures=MAX_FAILED_SIGN_INS, lock_for=LOCK_FOR
         )
-    verdict = await hasher.verify(row["password_hash"] if row else None, password)
-    if row is None or not verdict.ok or not row["active"]:
+    verdict = await hasher.verify(guess.password_hash if guess else None, password)
+    if guess is None or not verdict.ok or not guess.active:
         raise InvalidCredentials(SIGN_IN_FAILED)
     new_hash = await hasher.hash(password) if verdict.needs_rehash else None
     async with transaction() as conn:
-        if not await queries.signed_in(conn, row["id"], new_hash):
+        if not await queries.signed_in(conn, guess.user_id, new_hash):
             raise InvalidCredentials(SIGN_IN_FAILED)  # disabled while the guess was checked
-        user = await people_service.get_person(conn, row["id"])
+        user = await people_service.get_person(conn, guess.user_id)
         assert user is not None
         return user, await open_session(conn, signer, user.id)
 
@@ -153,11 +152,11 @@ async def change_password(
         raise ValidationFailed("new_password: choose a password different from the current one")
     passwords.check_rules(data.new_password, email=principal.email)
     async with transaction() as conn:
-        row = await queries.reserve_guess(
+        guess = await queries.reserve_guess(
             conn, principal.user_id, max_failures=MAX_FAILED_SIGN_INS, lock_for=LOCK_FOR
         )
-    verdict = await hasher.verify(row["password_hash"] if row else None, data.current_password)
-    if row is None or not verdict.ok:
+    verdict = await hasher.verify(guess.password_hash if guess else None, data.current_password)
+    if guess is None or not verdict.ok:
         raise InvalidCredentials("the current password is wrong, or the account is locked")
     new_hash = await hasher.hash(data.new_password)
     async with transaction() as conn:
@@ -177,17 +176,19 @@ async def change_password(
 # --- who is calling -------------------------------------------------------------------------
 
 
-def _principal(row: Any, door: Any, *, persona: str | None, workspace: str | None) -> Principal:
+def _principal(
+    account: queries.Account, door: Door, *, persona: str | None, workspace: str | None
+) -> Principal:
     return Principal(
-        user_id=row["user_id"],
-        email=row["email"],
-        role=row["role"],
-        kind=row["kind"],
+        user_id=account.user_id,
+        email=account.email,
+        role=account.role,
+        kind=account.kind,
         door=door,
         persona=persona,
         workspace_scope=workspace,
-        must_change_password=row["must_change_password"],
-        display_name=row["display_name"],
+        must_change_password=account.must_change_password,
+        display_name=account.display_name,
     )
 
 
@@ -199,25 +200,27 @@ async def principal_from_session(
     token = signer.unsign(cookie)
     if token is None:
         return None
-    row = await queries.session_account(conn, sha256(token))
-    if row is None:
+    found = await queries.session_account(conn, sha256(token))
+    if found is None:
         return None
-    await queries.touch_session(conn, row["session_id"], row["user_id"])
-    return _principal(row, "session", persona=row["default_persona"], workspace=None)
+    account = found.account
+    await queries.touch_session(conn, found.session_id, account.user_id)
+    return _principal(account, "session", persona=account.default_persona, workspace=None)
 
 
 async def principal_from_api_key(conn: WriteConnection, key: str) -> Principal | None:
     """The account behind an API key; None when it is unknown or revoked, or the account is
     disabled. The key's persona and workspace scope come with it."""
-    row = await queries.key_account(conn, sha256(key))
-    if row is None:
+    found = await queries.key_account(conn, sha256(key))
+    if found is None:
         return None
-    await queries.touch_key(conn, row["key_id"], row["user_id"])
+    account = found.account
+    await queries.touch_key(conn, found.key_id, account.user_id)
     return _principal(
-        row,
+        account,
         "api_key",
-        persona=row["key_persona"] or row["default_persona"],
-        workspace=row["workspace"],
+        persona=found.key_persona or account.default_persona,
+        workspace=found.workspace,
     )
 
 
@@ -227,12 +230,13 @@ async def principal_from_access_token(
     """The person behind an OAuth access token: exactly their privileges, no more (the token
     carries no role of its own). Accepted for `resource` (the /mcp URL) only; None when the
     token is unknown, expired, revoked or for another resource, or the account is disabled."""
-    row = await queries.access_token_account(conn, sha256(token), resource)
-    if row is None:
+    found = await queries.access_token_account(conn, sha256(token), resource)
+    if found is None:
         return None
-    await queries.touch_user(conn, row["user_id"])
-    principal = _principal(row, "oauth", persona=row["default_persona"], workspace=None)
-    return replace(principal, client_id=row["client_id"])
+    account = found.account
+    await queries.touch_user(conn, account.user_id)
+    principal = _principal(account, "oauth", persona=account.default_persona, workspace=None)
+    return replace(principal, client_id=found.client_id)
 
 
 def me(principal: Principal) -> Me:
@@ -286,14 +290,12 @@ async def create_key(
     key = new_api_key()
     key_id = await queries.insert_key(
         conn,
-        {
-            "user_id": owner.id,
-            "name": data.name,
-            "prefix": key[:KEY_PREFIX_LENGTH],
-            "secret_sha256": sha256(key),
-            "workspace_id": workspace_id,
-            "persona": data.persona,
-        },
+        user_id=owner.id,
+        name=data.name,
+        prefix=key[:KEY_PREFIX_LENGTH],
+        secret_sha256=sha256(key),
+        workspace_id=workspace_id,
+        persona=data.persona,
     )
     created = await _key(conn, key_id)
     await people_service.record(
@@ -310,10 +312,10 @@ async def create_key(
 
 
 async def _key(conn: ReadConnection, key_id: UUID) -> ApiKey:
-    row = await queries.get_key(conn, key_id)
-    if row is None:
+    key = await queries.get_key(conn, key_id)
+    if key is None:
         raise NotFound("no such API key")
-    return ApiKey.model_validate(dict(row))
+    return key
 
 
 async def list_keys(conn: ReadConnection, principal: Principal) -> list[ApiKey]:
@@ -323,7 +325,7 @@ async def list_keys(conn: ReadConnection, principal: Principal) -> list[ApiKey]:
         Forbidden: not an admin.
     """
     _require_key_admin(principal)
-    return [ApiKey.model_validate(dict(row)) for row in await queries.list_keys(conn)]
+    return await queries.list_keys(conn)
 
 
 async def revoke_key(conn: WriteConnection, principal: Principal, key_id: UUID) -> None:
