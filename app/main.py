@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from http import HTTPStatus
 from typing import Any, cast
 
+from argon2 import PasswordHasher
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
@@ -128,9 +129,11 @@ async def _unhandled(_request: Request, exc: Exception) -> JSONResponse:
     return _error(500, "internal", "internal error; the server log has the request id")
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+def create_app(
+    settings: Settings | None = None, *, argon2: PasswordHasher | None = None
+) -> FastAPI:
     """Build the ASGI app. The lifespan opens the pool (starting the embedded database when no
-    DATABASE_URL is set) and closes it on shutdown."""
+    DATABASE_URL is set) and closes it on shutdown. `argon2` is for tests (`Hasher`)."""
     settings = settings or get_settings()
 
     @asynccontextmanager
@@ -148,7 +151,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await db.dispose()
             raise
         embedder = make_embedder(settings)
-        hasher = Hasher(settings.hash_workers)
+        hasher = Hasher(settings.hash_workers, argon2)
         converter = Converter(settings)
         try:
             app.state.resources = Resources(

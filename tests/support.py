@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 import httpx
 import uvicorn
+from argon2 import PasswordHasher
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -25,6 +26,10 @@ from app.db import migrate, scratch
 from app.db.engine import ReadConnection, WriteConnection
 
 TEST_SECRET = "test-secret-key-that-is-long-enough-0123456789"
+# Argon2 at its cheapest, for the accounts tests make and the apps they sign in to: a hash in
+# microseconds instead of tens of milliseconds. Tests of the real parameters' cost (the sign-in
+# throttles, the hashing pool, rehashing) use the default (`Hasher`, `create_app`).
+CHEAP_ARGON2 = PasswordHasher(time_cost=1, memory_cost=64, parallelism=1)
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -48,12 +53,33 @@ async def new_database(server_url: str, name: str) -> str:
     return await scratch.create_database(server_url, name)
 
 
+# The database each server's `migrated_database`s are copied from: migrated once per test
+# session (Alembic's own run is tested in tests/db/test_migrations.py).
+_templates: dict[str, str] = {}
+
+
+async def _template(server_url: str, data_dir: Path) -> str:
+    name = _templates.get(server_url)
+    if name is None:
+        name = f"corpus_template_{uuid.uuid4().hex[:8]}"
+        url = await new_database(server_url, name)
+        await asyncio.to_thread(migrate.upgrade, make_settings(data_dir, database_url=url), url)
+        _templates[server_url] = name
+    return name
+
+
 async def migrated_database(server_url: str, data_dir: Path, prefix: str) -> str:
-    """A new database on the server, migrated to head; return its URL. For tests whose writes
-    must commit (a running server, a background task, a second process)."""
-    url = await new_database(server_url, f"{prefix}_{uuid.uuid4().hex[:8]}")
-    await asyncio.to_thread(migrate.upgrade, make_settings(data_dir, database_url=url), url)
-    return url
+    """A new database on the server at the newest schema (a copy of a template migrated once);
+    return its URL. For tests whose writes must commit (a running server, a background task, a
+    second process)."""
+    template = await _template(server_url, data_dir)
+    name = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    return await scratch.create_database(server_url, name, template=template)
+
+
+def create_migrated_database(server_url: str, data_dir: Path, prefix: str) -> str:
+    """`migrated_database` for synchronous code."""
+    return asyncio.run(migrated_database(server_url, data_dir, prefix))
 
 
 def create_database(server_url: str, name: str) -> str:

@@ -43,7 +43,7 @@ def make_engine(url: str, *, max_connections: int = 20) -> AsyncEngine:
                 # pgvector 0.8: an HNSW scan with a filter (workspace, visibility) goes on until
                 # it has enough rows, instead of returning fewer than the LIMIT.
                 "hnsw.iterative_scan": "relaxed_order",
-            }
+            },
         },
     )
 

@@ -39,8 +39,8 @@ from app.main import create_app
 from app.people import service as people_service
 from tests.accounts import HASHER, PASSWORD, Account
 from tests.mcp.conftest import mcp_client
-from tests.running import Running, run_corpus
-from tests.support import lifespan, make_settings, migrated_database
+from tests.running import Running, run_fresh_corpus
+from tests.support import lifespan, make_settings
 
 REDIRECT_URI = "http://127.0.0.1:8765/callback"
 
@@ -843,9 +843,10 @@ async def test_oversized_registration_metadata_is_refused_naming_the_field(
 async def test_registration_is_rate_limited_per_client_address(
     server_url: str, data_dir: Path
 ) -> None:
-    database_url = await migrated_database(server_url, data_dir, "corpus_register_rate")
     async with (
-        run_corpus(data_dir, database_url, register_rate_per_address="3/hour") as corpus,
+        run_fresh_corpus(
+            server_url, data_dir, "corpus_register_rate", register_rate_per_address="3/hour"
+        ) as corpus,
         httpx.AsyncClient(base_url=corpus.url) as http,
     ):
         body = {"redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none"}
