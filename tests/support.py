@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, Literal
@@ -18,6 +18,7 @@ import httpx
 import uvicorn
 from argon2 import PasswordHasher
 from fastapi import FastAPI
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app import deps
@@ -85,6 +86,29 @@ def create_migrated_database(server_url: str, data_dir: Path, prefix: str) -> st
 def create_database(server_url: str, name: str) -> str:
     """`new_database` for synchronous code."""
     return asyncio.run(new_database(server_url, name))
+
+
+async def eventually(
+    condition: Callable[[], Awaitable[bool]], what: str, *, within_s: float = 30
+) -> None:
+    """Return once `condition()` holds, checking every 20 ms; fail after `within_s` seconds."""
+    deadline = time.monotonic() + within_s
+    while not await condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {within_s} s: {what}")
+        await asyncio.sleep(0.02)
+
+
+async def waiting_on_locks(conn: AsyncConnection) -> int:
+    """How many sessions on `conn`'s database wait for a lock (a row another holds, ...)."""
+    waiting = await conn.execute(
+        text(
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        )
+    )
+    count: int = waiting.scalar_one()
+    return count
 
 
 def free_port() -> int:
@@ -199,11 +223,11 @@ async def serving(
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
-        # Bounded: a lifespan that fails ends the task, and its error surfaces here.
-        for _ in range(600):
-            if server.started or task.done():
-                break
-            await asyncio.sleep(0.05)
+        # A lifespan that fails ends the task, and its error surfaces here.
+        async def started_or_ended() -> bool:
+            return server.started or task.done()
+
+        await eventually(started_or_ended, "the server starts")
         if task.done():
             task.result()
         assert server.started, "the server did not start within 30 s"
