@@ -16,7 +16,6 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.middleware.sessions import SessionMiddleware
 
 from app import housekeeping
 from app.auth.crypto import SecretBox
@@ -30,6 +29,7 @@ from app.errors import AppError
 from app.mcp import server as mcp_server
 from app.middleware import (
     BodyLimitMiddleware,
+    DeferredSessionMiddleware,
     NulPathMiddleware,
     RequestIdMiddleware,
     UnavailableMiddleware,
@@ -198,8 +198,8 @@ def create_app(
     if oidc.configured(settings):
         # authlib's Starlette client keeps a sign-in's state in `request.session`.
         app.add_middleware(
-            SessionMiddleware,
-            secret_key=settings.resolved_secret_key(),
+            DeferredSessionMiddleware,
+            settings=settings,
             session_cookie=oidc.STATE_COOKIE,
             max_age=oidc.STATE_MAX_AGE_S,
             path=oidc.STATE_COOKIE_PATH,
