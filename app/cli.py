@@ -11,33 +11,22 @@ import sys
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, get_args
 from uuid import UUID
 
-import uvicorn
-from pydantic import ValidationError
-from tqdm import tqdm
-
-from app.auth import service as auth_service
-from app.auth.passwords import Hasher
-from app.auth.principal import LOCAL_ADMIN
-from app.auth.schemas import ApiKeyCreate, ApiKeyCreated
-from app.bench.evaluation import MODES, evaluate
-from app.bench.ingest import IngestReport, ingest_paths, walk
-from app.bench.load import bench
-from app.config import Settings
-from app.db import embedded, migrate
-from app.db.engine import Database, WriteConnection
-from app.documents.worker import Converter
-from app.errors import AppError, ValidationFailed
 from app.kit.types import SLUG_PATTERN
-from app.logs import configure_logging
-from app.main import create_app
-from app.people import service as people_service
-from app.people.schemas import UserCreate
-from app.rag.embeddings import make_embedder
-from app.rag.reembed import reembed
-from app.system import service as system_service
+from app.rag.schemas import SearchMode
+
+# Each command imports what it uses when it runs: `corpus keys revoke` starts without the MCP
+# SDK, the web framework or the benchmarks.
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+    from tqdm import tqdm
+
+    from app.auth.schemas import ApiKeyCreated
+    from app.bench.ingest import IngestReport
+    from app.config import Settings
+    from app.db.engine import WriteConnection
 
 logger = logging.getLogger("corpus")
 T = TypeVar("T")
@@ -45,10 +34,15 @@ T = TypeVar("T")
 
 def _settings(**overrides: object) -> Settings:
     """Settings from the environment, with the command's flags on top."""
+    from app.config import Settings
+
     return Settings(**{k: v for k, v in overrides.items() if v is not None})  # type: ignore[arg-type]
 
 
 async def _check_embedding_model(settings: Settings, url: str) -> None:
+    from app.db.engine import Database
+    from app.system import service as system_service
+
     db = Database(url)
     try:
         await system_service.ensure_embedding_model(db, settings)
@@ -57,6 +51,12 @@ async def _check_embedding_model(settings: Settings, url: str) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from app.db import embedded, migrate
+    from app.logs import configure_logging
+    from app.main import create_app
+
     settings = _settings(host=args.host, port=args.port)
     configure_logging(settings.log_level)
     url = embedded.resolve_url(settings)
@@ -82,6 +82,9 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _migrate(_args: argparse.Namespace) -> int:
+    from app.db import embedded, migrate
+    from app.logs import configure_logging
+
     settings = _settings()
     configure_logging(settings.log_level)
     url = embedded.resolve_url(settings)
@@ -95,6 +98,10 @@ def _migrate(_args: argparse.Namespace) -> int:
 
 
 def _ingest(args: argparse.Namespace) -> int:
+    from app.bench.ingest import walk
+    from app.db import embedded, migrate
+    from app.logs import configure_logging
+
     settings = _settings()
     configure_logging("WARNING")
     if args.visibility == "private":
@@ -126,6 +133,14 @@ def _ingest(args: argparse.Namespace) -> int:
 async def _ingest_async(
     settings: Settings, url: str, files: list[Path], workspace: str, tags: list[str]
 ) -> IngestReport:
+    from tqdm import tqdm
+
+    from app.bench.ingest import ingest_paths
+    from app.db.engine import Database
+    from app.documents.worker import Converter
+    from app.rag.embeddings import make_embedder
+    from app.system import service as system_service
+
     db = Database(url)
     embedder = make_embedder(settings)
     converter = Converter(settings)
@@ -157,6 +172,8 @@ async def _ingest_async(
 @contextmanager
 def _progress_bars() -> Iterator[Callable[[str, int, int], None]]:
     """A progress callback drawing one bar per stage on stderr (stdout is the report)."""
+    from tqdm import tqdm
+
     bars: dict[str, tqdm[Any]] = {}
 
     def progress(stage: str, done: int, total: int) -> None:
@@ -173,6 +190,10 @@ def _progress_bars() -> Iterator[Callable[[str, int, int], None]]:
 
 
 def _eval(args: argparse.Namespace) -> int:
+    from app.bench.evaluation import MODES, evaluate
+    from app.db import embedded
+    from app.logs import configure_logging
+
     settings = _settings()
     configure_logging("WARNING")
     modes = MODES if args.mode == "all" else (args.mode,)
@@ -199,6 +220,10 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
+    from app.bench.load import MODES, bench
+    from app.db import embedded
+    from app.logs import configure_logging
+
     settings = _settings()
     configure_logging("WARNING")
     try:
@@ -236,6 +261,9 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _reembed(_args: argparse.Namespace) -> int:
+    from app.db import embedded, migrate
+    from app.logs import configure_logging
+
     settings = _settings()
     configure_logging("WARNING")
     url = embedded.resolve_url(settings)
@@ -253,6 +281,12 @@ def _reembed(_args: argparse.Namespace) -> int:
 
 
 async def _reembed_async(settings: Settings, url: str) -> int:
+    from tqdm import tqdm
+
+    from app.db.engine import Database
+    from app.rag.embeddings import make_embedder
+    from app.rag.reembed import reembed
+
     db = Database(url)
     embedder = make_embedder(settings)
     try:
@@ -277,6 +311,9 @@ def _print_invalid(exc: ValidationError) -> int:
 def _in_transaction(work: Callable[[WriteConnection], Awaitable[T]]) -> T:
     """Run `work` in one transaction on the configured database (migrated first), as the
     operator: the account commands work before any account exists."""
+    from app.db import embedded, migrate
+    from app.db.engine import Database
+
     settings = _settings()
     url = embedded.resolve_url(settings)
 
@@ -297,6 +334,14 @@ def _in_transaction(work: Callable[[WriteConnection], Awaitable[T]]) -> T:
 
 
 def _users_create(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from app.auth.passwords import Hasher
+    from app.auth.principal import LOCAL_ADMIN
+    from app.logs import configure_logging
+    from app.people import service as people_service
+    from app.people.schemas import UserCreate
+
     configure_logging("WARNING")
     try:
         data = UserCreate(
@@ -323,6 +368,15 @@ def _users_create(args: argparse.Namespace) -> int:
 
 
 def _keys_create(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from app.auth import service as auth_service
+    from app.auth.principal import LOCAL_ADMIN
+    from app.auth.schemas import ApiKeyCreate
+    from app.errors import ValidationFailed
+    from app.logs import configure_logging
+    from app.people import service as people_service
+
     configure_logging("WARNING")
 
     async def create(conn: WriteConnection) -> ApiKeyCreated:
@@ -346,6 +400,10 @@ def _keys_create(args: argparse.Namespace) -> int:
 
 
 def _keys_revoke(args: argparse.Namespace) -> int:
+    from app.auth import service as auth_service
+    from app.auth.principal import LOCAL_ADMIN
+    from app.logs import configure_logging
+
     configure_logging("WARNING")
     _in_transaction(lambda conn: auth_service.revoke_key(conn, LOCAL_ADMIN, args.id))
     print(f"revoked key {args.id}")
@@ -389,7 +447,7 @@ def _parser() -> argparse.ArgumentParser:
     evaluate_cmd.add_argument(
         "--data", required=True, help="folder with corpus.jsonl, queries.jsonl and qrels.tsv"
     )
-    evaluate_cmd.add_argument("--mode", choices=[*MODES, "all"], default="all")
+    evaluate_cmd.add_argument("--mode", choices=[*get_args(SearchMode), "all"], default="all")
     evaluate_cmd.add_argument("--json", action="store_true", help="print one JSON object")
     evaluate_cmd.add_argument("--top-k", type=_positive, default=100)
     evaluate_cmd.set_defaults(run=_eval)
@@ -459,6 +517,10 @@ def _positive(value: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `corpus` console script."""
+    from pydantic import ValidationError
+
+    from app.errors import AppError, ValidationFailed
+
     args = _parser().parse_args(argv)
     run: Callable[[argparse.Namespace], int] = args.run
     try:

@@ -10,12 +10,12 @@ from contextlib import asynccontextmanager
 from http import HTTPStatus
 from typing import Any, cast
 
+from argon2 import PasswordHasher
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.middleware.sessions import SessionMiddleware
 
 from app import housekeeping
 from app.auth.crypto import SecretBox
@@ -29,6 +29,7 @@ from app.errors import AppError, error_body
 from app.mcp import server as mcp_server
 from app.middleware import (
     BodyLimitMiddleware,
+    DeferredSessionMiddleware,
     NulPathMiddleware,
     RequestIdMiddleware,
     UnavailableMiddleware,
@@ -151,9 +152,11 @@ def _document_validation_errors(app: FastAPI) -> None:
     app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented override
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+def create_app(
+    settings: Settings | None = None, *, argon2: PasswordHasher | None = None
+) -> FastAPI:
     """Build the ASGI app. The lifespan opens the pool (starting the embedded database when no
-    DATABASE_URL is set) and closes it on shutdown."""
+    DATABASE_URL is set) and closes it on shutdown. `argon2` is for tests (`Hasher`)."""
     settings = settings or get_settings()
 
     @asynccontextmanager
@@ -171,7 +174,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await db.dispose()
             raise
         embedder = make_embedder(settings)
-        hasher = Hasher(settings.hash_workers)
+        hasher = Hasher(settings.hash_workers, argon2)
         converter = Converter(settings)
         try:
             app.state.resources = Resources(
@@ -218,8 +221,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     if oidc.configured(settings):
         # authlib's Starlette client keeps a sign-in's state in `request.session`.
         app.add_middleware(
-            SessionMiddleware,
-            secret_key=settings.resolved_secret_key(),
+            DeferredSessionMiddleware,
+            settings=settings,
             session_cookie=oidc.STATE_COOKIE,
             max_age=oidc.STATE_MAX_AGE_S,
             path=oidc.STATE_COOKIE_PATH,

@@ -9,10 +9,11 @@ import re
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote
 
 from starlette.datastructures import MutableHeaders
+from starlette.middleware.sessions import SessionMiddleware
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -304,3 +305,43 @@ class BodyLimitMiddleware:
 
 async def _no_body() -> Message:
     return {"type": "http.disconnect"}
+
+
+class DeferredSessionMiddleware:
+    """Starlette's SessionMiddleware, made at the first request with the secret key the
+    lifespan resolved: building the app reads and writes nothing in the data folder."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        settings: Settings,
+        *,
+        session_cookie: str,
+        max_age: int,
+        path: str,
+        same_site: Literal["lax", "strict", "none"],
+        https_only: bool,
+    ) -> None:
+        self.app = app
+        self.inner: SessionMiddleware | None = None
+
+        def make() -> SessionMiddleware:
+            return SessionMiddleware(
+                app,
+                secret_key=settings.resolved_secret_key(),
+                session_cookie=session_cookie,
+                max_age=max_age,
+                path=path,
+                same_site=same_site,
+                https_only=https_only,
+            )
+
+        self.make = make
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        if self.inner is None:
+            self.inner = self.make()
+        await self.inner(scope, receive, send)

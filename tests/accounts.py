@@ -17,11 +17,12 @@ from app.auth.schemas import ApiKeyCreate
 from app.db.engine import ReadConnection, WriteConnection
 from app.people import service as people_service
 from app.people.schemas import Kind, User, UserCreate
+from tests.support import CHEAP_ARGON2
 
 PASSWORD = "a long enough password"
 # The tests' own Argon2 pool, for the accounts they make through the services (its threads
 # start at the first hash).
-HASHER = Hasher(workers=2)
+HASHER = Hasher(workers=2, argon2=CHEAP_ARGON2)
 # The origin of the tests' settings' public URL (http://127.0.0.1:8000): a browser on our own
 # pages sends it with every write.
 OWN_ORIGIN = "http://127.0.0.1:8000"
@@ -49,13 +50,14 @@ async def make_account(
     kind: Kind = "human",
     email: str | None = None,
     workspace: str | None = None,
+    hasher: Hasher = HASHER,
 ) -> Account:
-    """An account with the role, and an API key for it."""
+    """An account with the role, and an API key for it; its password hashed by `hasher`."""
     email = email or f"{role}-{uuid.uuid4().hex[:8]}@example.com"
     password = PASSWORD if kind == "human" else None
     user, _ = await people_service.create_user(
         _write(conn),
-        HASHER,
+        hasher,
         UserCreate(email=email, role=role, kind=kind, password=password),
         actor=LOCAL_ADMIN,
     )

@@ -1,11 +1,10 @@
-"""Test fixtures: one embedded PostgreSQL per test session, one database migrated with Alembic,
+"""Test fixtures: one embedded PostgreSQL per test session, one database at the newest schema,
 and one rolled-back transaction per test."""
 
 from __future__ import annotations
 
 import shutil
 import tempfile
-import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -15,9 +14,16 @@ from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from app.config import Settings
-from app.db import embedded, migrate
+from app.db import embedded
 from app.main import create_app
-from tests.support import app_client, create_database, in_test_transaction, lifespan, make_settings
+from tests.support import (
+    CHEAP_ARGON2,
+    app_client,
+    create_migrated_database,
+    in_test_transaction,
+    lifespan,
+    make_settings,
+)
 
 
 @pytest.fixture(scope="session")
@@ -41,11 +47,9 @@ def server_url(data_dir: Path) -> str:
 
 @pytest.fixture(scope="session")
 def settings(server_url: str, data_dir: Path) -> Settings:
-    """Settings of the session's database, migrated to head once."""
-    url = create_database(server_url, f"corpus_test_{uuid.uuid4().hex[:8]}")
-    settings = make_settings(data_dir, database_url=url)
-    migrate.upgrade(settings, settings.database_url)
-    return settings
+    """Settings of the session's database, at the newest schema."""
+    url = create_migrated_database(server_url, data_dir, "corpus_test")
+    return make_settings(data_dir, database_url=url)
 
 
 @pytest.fixture(scope="session")
@@ -67,7 +71,7 @@ async def conn(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
 @pytest.fixture(scope="session")
 async def app(settings: Settings) -> AsyncIterator[FastAPI]:
     """The app with its lifespan running, shared by the session's tests."""
-    app = create_app(settings)
+    app = create_app(settings, argon2=CHEAP_ARGON2)
     async with lifespan(app):
         yield app
 
@@ -101,8 +105,20 @@ async def https_client(
         database_url=settings.database_url,
         public_url="https://corpus.example",
     )
-    https_app = create_app(https_settings)
+    https_app = create_app(https_settings, argon2=CHEAP_ARGON2)
     async with lifespan(https_app):
         with in_test_transaction(https_app, conn):
             async with app_client(https_app, "https://corpus.example") as client:
+                yield client
+
+
+@pytest.fixture
+async def real_hashing_client(
+    settings: Settings, conn: AsyncConnection
+) -> AsyncIterator[httpx.AsyncClient]:
+    """`client`, of an app hashing with Argon2's real parameters (for tests of them)."""
+    real_app = create_app(settings)
+    async with lifespan(real_app):
+        with in_test_transaction(real_app, conn):
+            async with app_client(real_app) as client:
                 yield client

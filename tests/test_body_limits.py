@@ -14,8 +14,7 @@ import httpx
 import pytest
 
 from tests.rawhttp import send_head, stream_until_answered
-from tests.running import Running, run_corpus
-from tests.support import migrated_database
+from tests.running import Running, run_fresh_corpus
 
 MB = 1024 * 1024
 UPLOAD_MB = 20  # the default
@@ -24,8 +23,7 @@ BOUNDARY = "corpusboundary"
 
 @pytest.fixture(scope="module")
 async def corpus(server_url: str, data_dir: Path) -> AsyncIterator[Running]:
-    database_url = await migrated_database(server_url, data_dir, "corpus_limits")
-    async with run_corpus(data_dir, database_url) as running:
+    async with run_fresh_corpus(server_url, data_dir, "corpus_limits") as running:
         yield running
 
 

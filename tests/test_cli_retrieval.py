@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from app.bench.load import bench
 from app.config import Settings
-from tests.support import PROJECT_ROOT, child_env, make_settings
+from tests.support import PROJECT_ROOT, child_env, make_settings, run_corpus_here
 
 
 def _corpus(args: list[str], data_dir: Path) -> subprocess.CompletedProcess[str]:
@@ -91,8 +91,8 @@ def test_ingest_exits_non_zero_when_a_file_fails(tmp_path: Path, data_dir: Path)
     "args",
     [["ingest", "x", "--workspace", "Bad Slug"], ["ingest", "x", "--visibility", "private"]],
 )
-def test_ingest_refuses_bad_arguments(args: list[str], data_dir: Path) -> None:
-    assert _corpus(args, data_dir).returncode == 2
+def test_ingest_refuses_bad_arguments(args: list[str], settings: Settings) -> None:
+    assert run_corpus_here(args, settings.database_url).returncode == 2
 
 
 def _beir(folder: Path) -> None:
@@ -141,8 +141,8 @@ def test_eval_reports_every_mode_from_a_throwaway_database(
     assert leftovers == []
 
 
-def test_eval_refuses_a_folder_that_is_not_beir(tmp_path: Path, data_dir: Path) -> None:
-    result = _corpus(["eval", "--data", str(tmp_path), "--json"], data_dir)
+def test_eval_refuses_a_folder_that_is_not_beir(tmp_path: Path, settings: Settings) -> None:
+    result = run_corpus_here(["eval", "--data", str(tmp_path), "--json"], settings.database_url)
     assert result.returncode == 2
     assert "not a BEIR folder" in result.stderr
 

@@ -22,7 +22,7 @@ from app.db.engine import Database, ReadConnection, WriteConnection
 from app.db.tables import oauth_authorizations, oauth_clients, oauth_codes, oauth_tokens, sessions
 from app.main import create_app
 from tests.accounts import make_account
-from tests.support import lifespan, make_settings, migrated_database
+from tests.support import eventually, lifespan, make_settings, migrated_database
 
 # The column each table's seeded rows are told apart by.
 KEYS = {
@@ -145,13 +145,14 @@ async def test_the_running_app_prunes_at_start(
         app = create_app(make_settings(data_dir, database_url=url))
         with caplog.at_level(logging.INFO, logger=housekeeping.__name__):
             async with lifespan(app):
-                for _ in range(100):
+
+                async def pruned() -> bool:
                     async with db.read() as conn:
-                        if await present(conn, seeded) == seeded.expected_after_pruning:
-                            break
-                    await asyncio.sleep(0.1)
-        async with db.read() as conn:
-            assert await present(conn, seeded) == seeded.expected_after_pruning
+                        return await present(conn, seeded) == seeded.expected_after_pruning
+
+                await eventually(pruned, "the lifespan's first run prunes", within_s=10)
+        async with db.read() as reader:
+            assert await present(reader, seeded) == seeded.expected_after_pruning
         [logged] = [r.getMessage() for r in caplog.records if r.name == housekeeping.__name__]
         assert logged == (
             "pruned expired rows: sessions 1, oauth_authorizations 1, oauth_codes 1, oauth_tokens 1"
@@ -168,10 +169,11 @@ async def test_a_failed_run_is_logged_without_its_message_and_retried(
     try:
         with caplog.at_level(logging.WARNING, logger=housekeeping.__name__):
             task = asyncio.create_task(housekeeping.run(db, interval_s=0.05))
-            for _ in range(100):
-                if len(caplog.records) >= 2:
-                    break
-                await asyncio.sleep(0.05)
+
+            async def failed_twice() -> bool:
+                return len(caplog.records) >= 2
+
+            await eventually(failed_twice, "two failed runs logged", within_s=5)
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
     finally:

@@ -13,14 +13,12 @@ import pytest
 
 from tests.accounts import Account
 from tests.rawhttp import send_head
-from tests.running import Running, run_corpus
-from tests.support import migrated_database
+from tests.running import Running, run_fresh_corpus
 
 
 @pytest.fixture(scope="module")
 async def corpus(server_url: str, data_dir: Path) -> AsyncIterator[Running]:
-    database_url = await migrated_database(server_url, data_dir, "corpus_malformed")
-    async with run_corpus(data_dir, database_url) as running:
+    async with run_fresh_corpus(server_url, data_dir, "corpus_malformed") as running:
         yield running
 
 

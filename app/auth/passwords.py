@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from argon2 import PasswordHasher
@@ -22,13 +23,14 @@ MIN_LENGTH = 10
 MAX_LENGTH = 256  # Argon2 takes any length; a cap keeps a megabyte "password" from costing CPU
 
 _hasher = PasswordHasher()
+_DUMMY_PASSWORD = "corpus-dummy-password-for-equal-work"
 
 
 @functools.cache
 def _dummy_hash() -> str:
     """Verified against when an email is unknown, so that a failed sign-in costs the same work
     whether or not the account exists (no timing oracle for which emails have accounts)."""
-    return _hasher.hash("corpus-dummy-password-for-equal-work")
+    return _hasher.hash(_DUMMY_PASSWORD)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,30 +46,46 @@ def hash_password(password: str) -> str:
 def verify_password(password_hash: str | None, password: str) -> Verdict:
     """Check `password` against a stored hash; with no hash (unknown email, an agent, an
     OpenID-only person) the dummy hash is verified instead and the answer is no."""
+    return _verify(_hasher, _dummy_hash, password_hash, password)
+
+
+def _verify(
+    argon2: PasswordHasher, dummy: Callable[[], str], password_hash: str | None, password: str
+) -> Verdict:
     try:
-        _hasher.verify(password_hash or _dummy_hash(), password)
+        argon2.verify(password_hash or dummy(), password)
     except (VerifyMismatchError, VerificationError, InvalidHashError):
         return Verdict(ok=False)
     if password_hash is None:
         return Verdict(ok=False)
-    return Verdict(ok=True, needs_rehash=_hasher.check_needs_rehash(password_hash))
+    return Verdict(ok=True, needs_rehash=argon2.check_needs_rehash(password_hash))
 
 
 class Hasher:
-    """Argon2 off the event loop, in at most `workers` threads. The lifespan owns one."""
+    """Argon2 off the event loop, in at most `workers` threads. The lifespan owns one.
 
-    def __init__(self, workers: int) -> None:
+    `argon2` carries the parameters new hashes get (and older ones are rehashed to); by default
+    RFC 9106's low-memory profile. Only tests pass others, to make their accounts cheaply: no
+    setting weakens it.
+    """
+
+    def __init__(self, workers: int, argon2: PasswordHasher | None = None) -> None:
+        self._argon2 = argon2 or _hasher
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="argon2")
         # Made now, so that the first unknown email does not cost two hashes.
-        self._pool.submit(_dummy_hash)
+        self._dummy: Future[str] = self._pool.submit(
+            _dummy_hash if argon2 is None else functools.partial(argon2.hash, _DUMMY_PASSWORD)
+        )
 
     async def hash(self, password: str) -> str:
-        return await asyncio.get_running_loop().run_in_executor(self._pool, hash_password, password)
+        return await asyncio.get_running_loop().run_in_executor(
+            self._pool, self._argon2.hash, password
+        )
 
     async def verify(self, password_hash: str | None, password: str) -> Verdict:
-        """As `verify_password`, in the pool."""
+        """As `verify_password`, in the pool, with this hasher's parameters."""
         return await asyncio.get_running_loop().run_in_executor(
-            self._pool, verify_password, password_hash, password
+            self._pool, _verify, self._argon2, self._dummy.result, password_hash, password
         )
 
     def close(self) -> None:

@@ -12,12 +12,14 @@ def database_url(server_url: str, name: str) -> str:
     return make_url(server_url).set(database=name).render_as_string(hide_password=False)
 
 
-async def create_database(server_url: str, name: str) -> str:
-    """Create an empty database next to `server_url`'s; return its URL."""
+async def create_database(server_url: str, name: str, *, template: str | None = None) -> str:
+    """Create a database next to `server_url`'s, empty or a copy of `template` (which nobody
+    may be connected to); return its URL."""
     engine = create_async_engine(server_url, isolation_level="AUTOCOMMIT")
+    copy = f' TEMPLATE "{template}"' if template else ""
     try:
         async with engine.connect() as conn:
-            await conn.execute(text(f'CREATE DATABASE "{name}"'))
+            await conn.execute(text(f'CREATE DATABASE "{name}"{copy}'))
     finally:
         await engine.dispose()
     return database_url(server_url, name)

@@ -12,8 +12,9 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.config import Settings
 from tests.accounts import Account, make_account
-from tests.support import run_corpus
+from tests.support import run_corpus, run_corpus_here
 
 KEY_SHAPE = re.compile(r"^ck_[A-Za-z0-9_-]{32,}$")
 
@@ -198,7 +199,7 @@ def test_keys_create_prints_the_key_last_and_keys_revoke_revokes_it(data_dir: Pa
         ["revoke", "--id", "not-a-uuid"],
     ],
 )
-def test_keys_commands_refuse_bad_input(args: list[str], data_dir: Path) -> None:
-    result = run_corpus(["keys", *args], data_dir)
+def test_keys_commands_refuse_bad_input(args: list[str], settings: Settings) -> None:
+    result = run_corpus_here(["keys", *args], settings.database_url)
     assert result.returncode == 2
     assert "corpus: " in result.stderr or "usage:" in result.stderr

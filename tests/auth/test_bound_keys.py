@@ -23,8 +23,7 @@ from app.documents.schemas import DocumentCreate, WorkspaceCreate
 from app.rag.embeddings import make_embedder
 from tests.accounts import Account, make_account
 from tests.mcp.conftest import mcp_client
-from tests.running import Running, run_corpus
-from tests.support import migrated_database
+from tests.running import Running, run_fresh_corpus
 
 
 @dataclass
@@ -46,8 +45,7 @@ class Bound:
 
 @pytest.fixture(scope="module")
 async def bound(server_url: str, data_dir: Path) -> AsyncIterator[Bound]:
-    database_url = await migrated_database(server_url, data_dir, "corpus_bound")
-    async with run_corpus(data_dir, database_url) as corpus:
+    async with run_fresh_corpus(server_url, data_dir, "corpus_bound") as corpus:
         beta_word = f"zebrafish{uuid.uuid4().hex[:6]}"
         async with corpus.db.write() as raw:
             conn = WriteConnection(ReadConnection(raw))

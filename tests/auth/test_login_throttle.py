@@ -1,24 +1,51 @@
 """The login throttle and the sameness of every failure: eight failures lock an account for
 fifteen minutes (in PostgreSQL), and unknown email, wrong password, locked and disabled all get
-the same bytes after the same work."""
+the same bytes after the same work. Argon2 runs with its real parameters here."""
 
 from __future__ import annotations
 
-import statistics
-import time
+import re
+from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
-from sqlalchemy import text
+from argon2 import PasswordHasher, extract_parameters
+from fastapi import FastAPI
+from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.auth.passwords import Hasher
 from app.auth.service import MAX_FAILED_SIGN_INS
+from app.config import Settings
+from app.main import create_app
 from tests.accounts import PASSWORD, Account, make_account
+from tests.support import app_client, in_test_transaction, lifespan
+
+
+@pytest.fixture(scope="module")
+async def real_app(settings: Settings) -> AsyncIterator[FastAPI]:
+    """The session's app, but hashing with Argon2's real parameters."""
+    app = create_app(settings)
+    async with lifespan(app):
+        yield app
 
 
 @pytest.fixture
-async def person(conn: AsyncConnection) -> Account:
-    return await make_account(conn, "editor")
+async def client(real_app: FastAPI, conn: AsyncConnection) -> AsyncIterator[httpx.AsyncClient]:
+    with in_test_transaction(real_app, conn):
+        async with app_client(real_app) as client:
+            yield client
+
+
+@pytest.fixture
+def hasher(real_app: FastAPI) -> Hasher:
+    resources_hasher: Hasher = real_app.state.resources.hasher
+    return resources_hasher
+
+
+@pytest.fixture
+async def person(conn: AsyncConnection, hasher: Hasher) -> Account:
+    return await make_account(conn, "editor", hasher=hasher)
 
 
 async def _login(client: httpx.AsyncClient, email: str, password: str) -> httpx.Response:
@@ -57,9 +84,9 @@ async def test_the_count_survives_the_failed_requests_rollback(
 
 
 async def test_a_lock_runs_out_and_an_admin_can_lift_it_sooner(
-    client: httpx.AsyncClient, conn: AsyncConnection, person: Account
+    client: httpx.AsyncClient, conn: AsyncConnection, person: Account, hasher: Hasher
 ) -> None:
-    admin = await make_account(conn, "admin")
+    admin = await make_account(conn, "admin", hasher=hasher)
     email = person.user.email
     for _ in range(MAX_FAILED_SIGN_INS):
         await _login(client, email, "wrong password!")
@@ -81,25 +108,34 @@ async def test_a_lock_runs_out_and_an_admin_can_lift_it_sooner(
     assert (await _login(client, email, PASSWORD)).status_code == 200
 
 
-async def test_every_failure_gets_the_same_bytes(
-    client: httpx.AsyncClient, conn: AsyncConnection, person: Account
-) -> None:
-    locked = await make_account(conn, "viewer")
+async def _every_failure(
+    client: httpx.AsyncClient, conn: AsyncConnection, person: Account, hasher: Hasher
+) -> dict[str, tuple[str, str]]:
+    """An email and password for each kind of failure (a locked account locked by now)."""
+    locked = await make_account(conn, "viewer", hasher=hasher)
     for _ in range(MAX_FAILED_SIGN_INS):
         await _login(client, locked.user.email, "wrong password!")
-    disabled = await make_account(conn, "viewer")
+    disabled = await make_account(conn, "viewer", hasher=hasher)
     await conn.execute(
         text("UPDATE users SET active = false WHERE id = :id"), {"id": disabled.user.id}
     )
-    agent = await make_account(conn, "viewer", kind="agent")
+    agent = await make_account(conn, "viewer", kind="agent", hasher=hasher)
+    return {
+        "unknown email": ("nobody@example.com", PASSWORD),
+        "wrong password": (person.user.email, "wrong password!"),
+        "locked": (locked.user.email, PASSWORD),
+        "disabled": (disabled.user.email, PASSWORD),
+        "agent": (agent.user.email, PASSWORD),
+        "malformed email": ("not an email", PASSWORD),
+    }
 
+
+async def test_every_failure_gets_the_same_bytes(
+    client: httpx.AsyncClient, conn: AsyncConnection, person: Account, hasher: Hasher
+) -> None:
+    failures = await _every_failure(client, conn, person, hasher)
     replies = {
-        "unknown email": await _login(client, "nobody@example.com", PASSWORD),
-        "wrong password": await _login(client, person.user.email, "wrong password!"),
-        "locked": await _login(client, locked.user.email, PASSWORD),
-        "disabled": await _login(client, disabled.user.email, PASSWORD),
-        "agent": await _login(client, agent.user.email, PASSWORD),
-        "malformed email": await _login(client, "not an email", PASSWORD),
+        name: await _login(client, email, password) for name, (email, password) in failures.items()
     }
     assert {name: r.status_code for name, r in replies.items()} == dict.fromkeys(replies, 401)
     bodies = {r.content for r in replies.values()}
@@ -107,24 +143,56 @@ async def test_every_failure_gets_the_same_bytes(
     assert all("set-cookie" not in r.headers for r in replies.values())
 
 
-async def test_an_unknown_email_takes_as_long_as_a_wrong_password(
-    client: httpx.AsyncClient, person: Account
+@pytest.fixture
+def verified(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The Argon2 parameters of every hash verified in this process (the app's included)."""
+    parameters: list[str] = []
+    verify = PasswordHasher.verify
+
+    def spy(self: PasswordHasher, hash: str | bytes, password: str | bytes) -> bool:
+        parameters.append(
+            repr(extract_parameters(hash if isinstance(hash, str) else hash.decode()))
+        )
+        return verify(self, hash, password)
+
+    monkeypatch.setattr(PasswordHasher, "verify", spy)
+    return parameters
+
+
+@pytest.fixture
+def statements(conn: AsyncConnection) -> Iterator[list[str]]:
+    """The SQL the app runs on the test's connection (every request's, here), savepoints
+    unnumbered."""
+    seen: list[str] = []
+
+    def record(*args: object) -> None:
+        statement = args[2]
+        assert isinstance(statement, str)
+        seen.append(re.sub(r"sa_savepoint_\d+", "sa_savepoint", statement))
+
+    event.listen(conn.sync_connection, "before_cursor_execute", record)
+    yield seen
+    event.remove(conn.sync_connection, "before_cursor_execute", record)
+
+
+async def test_every_failure_verifies_one_hash_and_runs_the_same_statements(
+    client: httpx.AsyncClient,
+    conn: AsyncConnection,
+    person: Account,
+    hasher: Hasher,
+    verified: list[str],
+    statements: list[str],
 ) -> None:
-    """Equal work, not a padding sleep: both verify one Argon2 hash and run one UPDATE. The
-    attempts alternate so that machine noise falls on both alike; the medians must agree
-    within a quarter. (Skipping the dummy hash would make unknown emails some 50x faster.)"""
-
-    async def timed(email: str) -> float:
-        started = time.perf_counter()
-        reply = await _login(client, email, "wrong password!")
-        assert reply.status_code == 401
-        return time.perf_counter() - started
-
-    unknown: list[float] = []
-    wrong: list[float] = []
-    # Under eight wrong passwords, so the account stays unlocked throughout.
-    for i in range(MAX_FAILED_SIGN_INS - 1):
-        unknown.append(await timed(f"nobody-{i}@example.com"))
-        wrong.append(await timed(person.user.email))
-    a, b = statistics.median(unknown), statistics.median(wrong)
-    assert abs(a - b) / max(a, b) < 0.25, (unknown, wrong)
+    """Equal work, not a padding sleep: an unknown email (or an agent, or no password) verifies
+    the dummy hash, made with the same parameters as a real one, and every failure runs the
+    same statements; so no failure answers sooner than another."""
+    failures = await _every_failure(client, conn, person, hasher)
+    work: dict[str, tuple[list[str], list[str]]] = {}
+    for name, (email, password) in failures.items():
+        verified.clear()
+        statements.clear()
+        assert (await _login(client, email, password)).status_code == 401
+        work[name] = (verified[:], statements[:])
+    assert {name: len(hashes) for name, (hashes, _) in work.items()} == dict.fromkeys(work, 1)
+    assert work["unknown email"][0] == [repr(extract_parameters(PasswordHasher().hash("x")))]
+    assert all(done == work["unknown email"] for done in work.values()), work

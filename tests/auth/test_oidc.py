@@ -14,6 +14,7 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
@@ -28,7 +29,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from app.auth.tokens import SESSION_COOKIE
-from app.config import Settings
+from app.config import SECRET_KEY_FILE, Settings
 from app.db.engine import ReadConnection
 from app.main import create_app
 from app.people import service as people_service
@@ -451,3 +452,28 @@ async def test_without_oidc_the_sign_in_page_has_no_sso_link_and_echoes_no_unkno
     assert page.status_code == 200
     assert "/api/auth/oidc/login" not in page.text
     assert "forged" not in page.text
+
+
+async def test_building_the_app_writes_no_secret_and_a_sign_in_uses_the_one_its_start_made(
+    settings: Settings, provider: Provider, conn: AsyncConnection, tmp_path: Path
+) -> None:
+    # No SECRET_KEY: the key is generated into the data folder, by the lifespan, not by
+    # create_app (which tools and tests call without serving).
+    unset = make_settings(
+        tmp_path,
+        database_url=settings.database_url,
+        secret_key=None,
+        oidc_issuer=provider.issuer,
+        oidc_client_id=CLIENT_ID,
+        oidc_client_secret=CLIENT_SECRET,
+        oidc_allowed_domains=[ALLOWED_DOMAIN],
+        oidc_default_role=DEFAULT_ROLE,
+    )
+    app = create_app(unset)
+    assert not (tmp_path / SECRET_KEY_FILE).exists()
+    async with lifespan(app):
+        assert (tmp_path / SECRET_KEY_FILE).exists()
+        async with _browser_of(app, conn) as browser:
+            reply = await sign_in(browser, provider, new_identity())
+    assert reply.status_code == 303, reply.text
+    assert reply.headers["location"] == "/"

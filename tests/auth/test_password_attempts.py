@@ -1,7 +1,8 @@
 """Password attempts against a running server (issue #10): a burst of sign-ins is throttled and
 hashed off the event loop while everyone else is served; a request holds one pooled connection
 at a time; concurrent guesses cannot outrun the lock; a password change's guesses count like a
-sign-in's and need a session; sign-up spends the same budget."""
+sign-in's and need a session; sign-up spends the same budget. Argon2 runs with its real
+parameters here."""
 
 from __future__ import annotations
 
@@ -99,7 +100,11 @@ async def test_a_login_burst_gets_only_401s_and_429s_while_others_are_served(
     answers within a second and an editor's document list completes normally."""
     async with (
         run_corpus(
-            data_dir, database, signin_rate_per_address="10/minute", signin_rate="120/minute"
+            data_dir,
+            database,
+            real_hashing=True,
+            signin_rate_per_address="10/minute",
+            signin_rate="120/minute",
         ) as running,
         _client(running) as client,
     ):
@@ -139,7 +144,11 @@ async def test_the_throttle_counts_per_address_and_overall(database: str, data_d
     """Addresses come from the trusted proxy's X-Forwarded-For (uvicorn trusts 127.0.0.1)."""
     async with (
         run_corpus(
-            data_dir, database, signin_rate_per_address="2/minute", signin_rate="5/minute"
+            data_dir,
+            database,
+            real_hashing=True,
+            signin_rate_per_address="2/minute",
+            signin_rate="5/minute",
         ) as running,
         _client(running) as client,
     ):
@@ -173,7 +182,7 @@ async def test_a_request_holds_one_connection_at_a_time(database: str, data_dir:
         return {"email": principal.email}
 
     async with (
-        run_corpus(data_dir, database, db_max_connections=1) as running,
+        run_corpus(data_dir, database, real_hashing=True, db_max_connections=1) as running,
         _client(running) as client,
         _client(running) as browser,
     ):
@@ -229,7 +238,10 @@ async def test_concurrent_guesses_cannot_outrun_the_lock(
     """20 wrong passwords and the right one at the same moment, twice: at most eight
     guesses are checked against the account's hash per window, and the right one signs in only
     as one of those eight (a right guess then lifts the count, so eight more may follow)."""
-    async with run_corpus(data_dir, database) as running, _client(running) as client:
+    async with (
+        run_corpus(data_dir, database, real_hashing=True) as running,
+        _client(running) as client,
+    ):
         person = await running.account("viewer")
         stored = await _stored_hash(running, person)
         email = person.user.email
@@ -263,7 +275,7 @@ async def test_concurrent_guesses_cannot_outrun_the_lock(
 
 @pytest.fixture
 async def corpus(database: str, data_dir: Path) -> AsyncIterator[Running]:
-    async with run_corpus(data_dir, database) as running:
+    async with run_corpus(data_dir, database, real_hashing=True) as running:
         yield running
 
 
@@ -328,6 +340,7 @@ async def test_sign_up_spends_the_password_attempt_budget(database: str, data_di
         run_corpus(
             data_dir,
             database,
+            real_hashing=True,
             open_signup=True,
             signin_rate_per_address="3/minute",
             signin_rate="100/minute",

@@ -272,8 +272,9 @@ async def test_secure_cookies_behind_an_https_public_url(
 
 
 async def test_a_stale_password_hash_is_upgraded_at_sign_in(
-    client: httpx.AsyncClient, conn: AsyncConnection, viewer: Account
+    real_hashing_client: httpx.AsyncClient, conn: AsyncConnection, viewer: Account
 ) -> None:
+    client = real_hashing_client
     weak = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1).hash(PASSWORD)
     await conn.execute(
         text("UPDATE users SET password_hash = :h WHERE id = :id"),

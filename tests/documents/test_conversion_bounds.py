@@ -18,8 +18,8 @@ from mcp.types import TextContent
 
 from tests.documents import hostile
 from tests.mcp.conftest import mcp_client
-from tests.running import Running, run_corpus
-from tests.support import PROJECT_ROOT, child_env, migrated_database
+from tests.running import Running, run_fresh_corpus
+from tests.support import PROJECT_ROOT, child_env
 
 # (file name, bytes, status, code, the setting of the bound that the message names)
 BOMBS: dict[str, Callable[[], tuple[str, bytes, int, str, str]]] = {
@@ -65,8 +65,7 @@ REFUSED_WITHIN_S = 10.0
 
 @pytest.fixture(scope="module")
 async def corpus(server_url: str, data_dir: Path) -> AsyncIterator[Running]:
-    database_url = await migrated_database(server_url, data_dir, "corpus_bounds")
-    async with run_corpus(data_dir, database_url) as running:
+    async with run_fresh_corpus(server_url, data_dir, "corpus_bounds") as running:
         yield running
 
 
@@ -162,8 +161,9 @@ def _worker_pids() -> set[int]:
 async def test_a_conversion_that_overruns_the_deadline_is_refused_and_its_worker_killed(
     server_url: str, data_dir: Path
 ) -> None:
-    database_url = await migrated_database(server_url, data_dir, "corpus_deadline")
-    async with run_corpus(data_dir, database_url, convert_timeout_s=0.5) as corpus:
+    async with run_fresh_corpus(
+        server_url, data_dir, "corpus_deadline", convert_timeout_s=0.5
+    ) as corpus:
         editor = await corpus.account("editor")
         async with httpx.AsyncClient(
             base_url=corpus.url, headers=_bearer(editor.key), timeout=60
@@ -189,9 +189,12 @@ async def test_a_conversion_that_overruns_the_deadline_is_refused_and_its_worker
 async def test_a_conversion_over_the_memory_cap_is_refused_and_the_next_file_converts(
     server_url: str, data_dir: Path
 ) -> None:
-    database_url = await migrated_database(server_url, data_dir, "corpus_memory")
-    async with run_corpus(
-        data_dir, database_url, convert_memory_mb=256, max_document_chars=20_000_000
+    async with run_fresh_corpus(
+        server_url,
+        data_dir,
+        "corpus_memory",
+        convert_memory_mb=256,
+        max_document_chars=20_000_000,
     ) as corpus:
         editor = await corpus.account("editor")
         async with httpx.AsyncClient(

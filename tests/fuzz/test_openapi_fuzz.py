@@ -34,13 +34,11 @@ from schemathesis.schemas import APIOperation
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from app.auth.capabilities import Role
-from app.db import migrate
 from tests.accounts import make_account
 from tests.support import (
     child_env,
-    create_database,
+    create_migrated_database,
     free_port,
-    make_settings,
     start_corpus,
     wait_until_ready,
 )
@@ -80,8 +78,7 @@ async def _keys(database_url: str) -> dict[str, dict[str, str]]:
 def fuzz_target(
     server_url: str, data_dir: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[FuzzTarget]:
-    database_url = create_database(server_url, "corpus_fuzz")
-    migrate.upgrade(make_settings(data_dir, database_url=database_url), database_url)
+    database_url = create_migrated_database(server_url, data_dir, "corpus_fuzz")
     headers = asyncio.run(_keys(database_url))
     port = free_port()
     log = tmp_path_factory.mktemp("fuzz") / "serve.log"

@@ -13,16 +13,14 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from app.config import Settings
-from tests.running import Running, run_corpus
-from tests.support import migrated_database
+from tests.running import Running, run_fresh_corpus
 
 
 @pytest.fixture(scope="module")
 async def corpus(settings: Settings, server_url: str, data_dir: Path) -> AsyncIterator[Running]:
-    database_url = await migrated_database(server_url, data_dir, "corpus_mcp")
     # Every test here registers clients from 127.0.0.1: far more than the default allows.
-    async with run_corpus(
-        data_dir, database_url, register_rate_per_address="10000/hour"
+    async with run_fresh_corpus(
+        server_url, data_dir, "corpus_mcp", register_rate_per_address="10000/hour"
     ) as running:
         yield running
 

@@ -39,8 +39,8 @@ from app.main import create_app
 from app.people import service as people_service
 from tests.accounts import HASHER, PASSWORD, Account
 from tests.mcp.conftest import mcp_client
-from tests.running import Running, run_corpus
-from tests.support import lifespan, make_settings, migrated_database
+from tests.running import Running, run_fresh_corpus
+from tests.support import eventually, lifespan, make_settings, waiting_on_locks
 
 REDIRECT_URI = "http://127.0.0.1:8765/callback"
 
@@ -547,6 +547,14 @@ def _sha256(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+async def _until_waiting_on_locks(corpus: Running, count: int, what: str) -> None:
+    async def waiting() -> bool:
+        async with corpus.db.read() as conn:
+            return await waiting_on_locks(conn) >= count
+
+    await eventually(waiting, what)
+
+
 async def test_two_refreshes_racing_with_one_token_leave_no_working_token(
     flow: Flow, corpus: Running
 ) -> None:
@@ -563,7 +571,7 @@ async def test_two_refreshes_racing_with_one_token_leave_no_working_token(
             asyncio.create_task(_refresh(flow, grant.client_id, tokens["refresh_token"]))
             for _ in range(2)
         ]
-        await asyncio.sleep(1.0)
+        await _until_waiting_on_locks(corpus, 2, "both refreshes queue on the token's row")
     replies = await asyncio.gather(*racing)
 
     assert sorted(reply.status_code for reply in replies) == [200, 400]
@@ -588,8 +596,8 @@ async def test_a_disconnect_during_a_refresh_also_stops_the_tokens_that_refresh_
         disconnecting = asyncio.create_task(
             browser.http.delete(f"/api/me/connections/{grant.client_id}")
         )
-        await asyncio.sleep(1.0)
         # The disconnect waits for the refresh rather than revoking around it.
+        await _until_waiting_on_locks(corpus, 1, "the disconnect waits for the refresh")
         assert not disconnecting.done()
     assert (await disconnecting).status_code == 204
 
@@ -843,9 +851,10 @@ async def test_oversized_registration_metadata_is_refused_naming_the_field(
 async def test_registration_is_rate_limited_per_client_address(
     server_url: str, data_dir: Path
 ) -> None:
-    database_url = await migrated_database(server_url, data_dir, "corpus_register_rate")
     async with (
-        run_corpus(data_dir, database_url, register_rate_per_address="3/hour") as corpus,
+        run_fresh_corpus(
+            server_url, data_dir, "corpus_register_rate", register_rate_per_address="3/hour"
+        ) as corpus,
         httpx.AsyncClient(base_url=corpus.url) as http,
     ):
         body = {"redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none"}

@@ -14,13 +14,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.auth import passwords
 from app.auth.principal import LOCAL_ADMIN
-from app.db import migrate
+from app.config import Settings
 from app.db.engine import Database, ReadConnection, WriteConnection
 from app.errors import Conflict, SignupClosed, ValidationFailed
 from app.people import service as people_service
 from app.people.schemas import UserCreate
 from tests.accounts import HASHER
-from tests.support import make_settings, new_database, run_corpus
+from tests.support import migrated_database, run_corpus, run_corpus_here
 
 # Sign-up takes a password its caller checked and hashed.
 HASH = passwords.hash_password("a long passphrase")
@@ -170,8 +170,7 @@ async def test_the_first_sign_up_is_admin_and_later_ones_need_open_sign_up(
 async def test_simultaneous_first_sign_ups_make_exactly_one_admin(
     server_url: str, data_dir: Path
 ) -> None:
-    url = await new_database(server_url, f"corpus_signup_{uuid.uuid4().hex[:8]}")
-    await asyncio.to_thread(migrate.upgrade, make_settings(data_dir, database_url=url), url)
+    url = await migrated_database(server_url, data_dir, "corpus_signup")
     db = Database(url)
 
     async def join(i: int) -> str:
@@ -219,7 +218,7 @@ def test_users_create_sets_the_role_given_and_prints_a_temporary_password_last(
         ["--email", "y@example.com", "--role", "viewer", "--password", "short"],
     ],
 )
-def test_users_create_refuses_bad_input(args: list[str], data_dir: Path) -> None:
-    result = run_corpus(["users", "create", *args], data_dir)
+def test_users_create_refuses_bad_input(args: list[str], settings: Settings) -> None:
+    result = run_corpus_here(["users", "create", *args], settings.database_url)
     assert result.returncode == 2
     assert "corpus: " in result.stderr or "usage:" in result.stderr

@@ -4,7 +4,6 @@ unlocks, the last admin kept, and a record of every change with before and after
 from __future__ import annotations
 
 import asyncio
-import uuid
 from typing import Any
 
 import httpx
@@ -14,13 +13,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.auth.principal import Principal
 from app.config import Settings
-from app.db import migrate
 from app.db.engine import Database
 from app.errors import Conflict
 from app.people import service as people_service
 from app.people.schemas import UserUpdate
 from tests.accounts import Account, make_account
-from tests.support import make_settings, new_database
+from tests.support import migrated_database
 
 
 @pytest.fixture
@@ -112,8 +110,7 @@ async def test_the_last_admin_cannot_be_demoted_or_disabled(
 async def test_two_admins_demoting_each_other_at_once_leave_one_admin(
     settings: Settings, server_url: str
 ) -> None:
-    url = await new_database(server_url, f"corpus_admins_{uuid.uuid4().hex[:8]}")
-    await asyncio.to_thread(migrate.upgrade, make_settings(settings.data_dir), url)
+    url = await migrated_database(server_url, settings.data_dir, "corpus_admins")
     db = Database(url)
     try:
         async with db.write() as conn:

@@ -6,14 +6,12 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
-import uuid
 
 import pytest
 from sqlalchemy import text
 
 from app.auth.principal import LOCAL_ADMIN
 from app.config import Settings
-from app.db import migrate
 from app.db.engine import Database
 from app.documents import service as documents_service
 from app.documents.schemas import DocumentCreate
@@ -22,15 +20,14 @@ from app.rag.embeddings import make_embedder
 from app.rag.schemas import SearchRequest
 from app.system import service as system_service
 from app.system.service import EmbeddingModelMismatch
-from tests.support import PROJECT_ROOT, child_env, make_settings, new_database
+from tests.support import PROJECT_ROOT, child_env, make_settings, migrated_database
 
 
 async def test_reembed_moves_every_chunk_to_the_new_model(
     server_url: str, settings: Settings
 ) -> None:
-    url = await new_database(server_url, f"corpus_reembed_{uuid.uuid4().hex[:8]}")
+    url = await migrated_database(server_url, settings.data_dir, "corpus_reembed")
     before = make_settings(settings.data_dir, database_url=url)
-    await asyncio.to_thread(migrate.upgrade, before, url)
     db = Database(url)
     embedder = make_embedder(before)
     for title, content in [("Rollback", "Rollback with make rollback."), ("Cache", "Warm it.")]:
