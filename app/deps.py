@@ -20,7 +20,7 @@ from fastapi import Depends, Request
 
 from app.auth import service as auth_service
 from app.auth.passwords import Hasher
-from app.auth.principal import Principal
+from app.auth.principal import Principal, require_password_changed
 from app.auth.tokens import API_KEY_PREFIX, SESSION_COOKIE, CookieSigner
 from app.config import Settings
 from app.db.engine import ReadConnection, ShortTransaction, WriteConnection
@@ -194,9 +194,7 @@ async def current_principal(principal: Annotated[Principal, Depends(signed_in)])
     Raises:
         Unauthorized: no credential. Forbidden: the password must be changed first.
     """
-    if principal.must_change_password:
-        raise Forbidden("change your temporary password first (POST /api/me/password)")
-    return principal
+    return require_password_changed(principal)
 
 
 async def session_principal(

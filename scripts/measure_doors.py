@@ -48,7 +48,7 @@ from app.documents import service as documents_service
 from app.documents.schemas import DocumentCreate
 from app.people import service as people_service
 from app.people.schemas import UserCreate
-from app.rag import retrieval
+from app.rag import service as search_service
 from app.rag.embeddings import make_embedder
 from app.rag.schemas import SearchRequest
 
@@ -183,7 +183,7 @@ async def measure(documents: int, n_queries: int) -> dict[str, Any]:
 
             async def in_process(query: str) -> None:
                 async with db.write() as conn:
-                    await retrieval.search(
+                    await search_service.search(
                         conn, principal, embedder, settings, SearchRequest(query=query, top_k=TOP_K)
                     )
 

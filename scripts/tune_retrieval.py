@@ -30,8 +30,9 @@ from app.bench.metrics import summarise
 from app.config import get_settings
 from app.db import embedded
 from app.rag.embeddings import make_embedder
-from app.rag.retrieval import DEFAULT_TUNING, Tuning, run
+from app.rag.retrieval import DEFAULT_TUNING, Tuning
 from app.rag.schemas import SearchMode, SearchRequest
+from app.rag.service import rank
 
 BASE = DEFAULT_TUNING
 VARIANTS: list[tuple[str, SearchMode, Tuning]] = [
@@ -116,7 +117,7 @@ async def main(folder: Path, only: list[str]) -> None:
                 answered = 0
                 for question in OFF_TOPIC:
                     async with db.read() as conn:
-                        hits = await run(
+                        hits = await rank(
                             conn,
                             LOCAL_ADMIN,
                             embedder,

@@ -8,7 +8,7 @@ role: it reads and writes there, and administers nothing (ADR 0005).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 Role = Literal["viewer", "editor", "admin"]
 ROLES: tuple[Role, ...] = ("viewer", "editor", "admin")
@@ -98,17 +98,7 @@ CAPABILITIES: dict[Role, _Grant] = {"viewer": _VIEWER, "editor": _EDITOR, "admin
 # unbound one), the audit log, workspaces themselves, and the figures of every workspace.
 WORKSPACE_ACTIONS: frozenset[Action] = frozenset({"search", "documents.write", "documents.manage"})
 
-ALL_MCP_TOOLS: tuple[McpTool, ...] = (
-    "upload_document",
-    "search_docs",
-    "ask_docs",
-    "deep_research",
-    "research_result",
-    "list_documents",
-    "read_document",
-    "delete_document",
-    "whoami",
-)
+ALL_MCP_TOOLS: tuple[McpTool, ...] = get_args(McpTool)
 
 
 def allows(role: Role, action: Action, *, bound: bool = False) -> bool:

@@ -1,7 +1,7 @@
 """The rules of our OAuth 2.1 authorization server, for MCP clients that speak only OAuth.
 
 The MCP SDK serves the endpoints and checks the protocol (PKCE S256, redirect URIs, client
-authentication); `app.auth.provider` adapts its calls to these functions. Here live the
+authentication); `app.mcp.provider` adapts its calls to these functions. Here live the
 decisions: who may register, the consent transaction a person answers, single-use short-lived
 codes, opaque tokens stored as sha256, refresh tokens rotated on use with reuse revoking the
 whole family, and tokens that carry exactly the privileges of the person who consented.

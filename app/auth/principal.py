@@ -8,6 +8,7 @@ from typing import Literal
 from uuid import UUID
 
 from app.auth.capabilities import Action, Role, allows
+from app.errors import Forbidden
 
 Kind = Literal["human", "agent"]
 # How the caller connected: a browser session, an API key, an OAuth access token (MCP only), or
@@ -41,6 +42,21 @@ class Principal:
     def can(self, action: Action) -> bool:
         """The role's grant, narrowed to one workspace's actions for a bound key."""
         return allows(self.role, action, bound=self.workspace_scope is not None)
+
+
+def require_password_changed(principal: Principal) -> Principal:
+    """The caller, when it may use the product: after an admin's password reset, only the
+    account's own routes (and the `whoami` tool) answer until the temporary password is
+    changed. Both doors check it here.
+
+    Raises:
+        Forbidden: the password must be changed first.
+    """
+    if principal.must_change_password:
+        raise Forbidden(
+            "change your temporary password first: sign in to the web app, or POST /api/me/password"
+        )
+    return principal
 
 
 # The command line acts as the operator: an admin who owns nothing, so what it ingests has no

@@ -25,6 +25,7 @@ from app.documents import service as documents_service
 from app.documents.schemas import DocumentCreate
 from app.errors import ValidationFailed
 from app.rag import index, retrieval
+from app.rag import service as search_service
 from app.rag.embeddings import make_embedder
 from app.rag.embeddings.base import Embedder
 from app.rag.schemas import SearchMode, SearchRequest
@@ -148,7 +149,7 @@ async def rank_documents(
     for query_id, query in dataset.queries.items():
         request = SearchRequest(query=query[:2000], mode=mode, top_k=min(top_k, 100))
         async with db.read() as conn:
-            hits = await retrieval.run(
+            hits = await search_service.rank(
                 conn, LOCAL_ADMIN, embedder, settings, request, limit=top_k * 3, tuning=tuning
             )
         ranked = list(dict.fromkeys(ids[str(hit.document_id)] for hit in hits))

@@ -27,7 +27,8 @@ from app.config import Settings
 from app.db.engine import Database, WriteConnection
 from app.documents import service as documents_service
 from app.documents.schemas import DocumentCreate
-from app.rag import index, retrieval
+from app.rag import index
+from app.rag import service as search_service
 from app.rag.chunking import ChunkPiece, count_tokens
 from app.rag.embeddings import make_embedder
 from app.rag.embeddings.base import Embedder
@@ -181,7 +182,7 @@ async def _latencies(
     mode: SearchMode,
     clients: int,
 ) -> list[float]:
-    """Per-query latency in ms of `retrieval.run`, with `clients` concurrent callers."""
+    """Per-query latency in ms of `search_service.rank`, with `clients` concurrent callers."""
     samples: list[float] = []
     pending = list(queries)
 
@@ -191,7 +192,7 @@ async def _latencies(
             request = SearchRequest(query=query, mode=mode, top_k=10)
             started = time.perf_counter()
             async with db.read() as conn:
-                await retrieval.run(conn, LOCAL_ADMIN, embedder, settings, request)
+                await search_service.rank(conn, LOCAL_ADMIN, embedder, settings, request)
             samples.append((time.perf_counter() - started) * 1000)
 
     await asyncio.gather(*(client() for _ in range(clients)))

@@ -133,3 +133,13 @@ class DocumentFilters(BaseModel):
     owner: UUID | None = None
     visibility: Visibility | None = None
     q: PlainText | None = Field(default=None, max_length=500)
+
+
+class DocumentText(BaseModel):
+    """A document's text, whole or a range of its chunks (`chunk_start`..`chunk_end`)."""
+
+    document: Document
+    chunk_start: int | None
+    chunk_end: int | None
+    chunk_count: int
+    text: str

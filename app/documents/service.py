@@ -26,6 +26,7 @@ from app.documents.schemas import (
     DocumentCreate,
     DocumentCreated,
     DocumentFilters,
+    DocumentText,
     DocumentUpdate,
     DocumentWithContent,
     Visibility,
@@ -126,6 +127,30 @@ async def _workspace_id(conn: ReadConnection, slug: str | None) -> UUID:
             f"workspace: no workspace named {slug!r}", details=[{"loc": ["body", "workspace"]}]
         )
     return ids[slug]
+
+
+async def search_scope(
+    conn: ReadConnection, principal: Principal, slugs: list[str] | None
+) -> list[UUID] | None:
+    """The workspaces a search covers, by id: None for every one the caller may see, else the
+    ones asked for. A key bound to one workspace searches that one, whatever it asks for (an
+    empty list when it asks only for others).
+
+    Raises:
+        ValidationFailed: an unbound caller names a workspace that does not exist.
+    """
+    wanted = slugs
+    if principal.workspace_scope is not None:
+        wanted = [
+            s for s in (slugs or [principal.workspace_scope]) if s == principal.workspace_scope
+        ]
+    if wanted is None:
+        return None
+    ids = await queries.workspace_ids(conn, wanted)
+    unknown = sorted(set(wanted) - set(ids))
+    if unknown and slugs is not None and principal.workspace_scope is None:
+        raise ValidationFailed(f"workspaces: no workspace named {', '.join(unknown)}")
+    return list(ids.values())
 
 
 # --- documents ------------------------------------------------------------------------------
@@ -364,6 +389,47 @@ async def chunks(conn: ReadConnection, principal: Principal, document_id: UUID) 
     if await get(conn, principal, document_id) is None:
         raise NotFound("document not found")
     return await queries.document_chunks(conn, document_id)
+
+
+async def read(
+    conn: ReadConnection,
+    principal: Principal,
+    document_id: UUID,
+    *,
+    chunk_start: int | None = None,
+    chunk_end: int | None = None,
+) -> DocumentText:
+    """A document's text: all of it, or its chunks from `chunk_start` to `chunk_end`
+    (inclusive ordinals, as search hits give them; either end may be left open).
+
+    Raises:
+        NotFound: no such document, or not visible to the caller; or no chunk in the range.
+    """
+    document = await get(conn, principal, document_id)
+    if document is None:
+        raise NotFound("document not found")
+    meta = Document.model_validate(document.model_dump(exclude={"content"}))
+    if chunk_start is None and chunk_end is None:
+        return DocumentText(
+            document=meta,
+            chunk_start=None,
+            chunk_end=None,
+            chunk_count=document.chunk_count,
+            text=document.content,
+        )
+    every = await queries.document_chunks(conn, document_id)
+    first = chunk_start or 0
+    last = chunk_end if chunk_end is not None else len(every) - 1
+    chosen = [c for c in every if first <= c.ordinal <= last]
+    if not chosen:
+        raise NotFound(f"no chunks {first}..{last}: the document has {len(every)}")
+    return DocumentText(
+        document=meta,
+        chunk_start=first,
+        chunk_end=chosen[-1].ordinal,
+        chunk_count=len(every),
+        text=document.content[chosen[0].start : chosen[-1].end],
+    )
 
 
 async def _editable(conn: ReadConnection, principal: Principal, document_id: UUID) -> Any:

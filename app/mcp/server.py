@@ -29,9 +29,9 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.auth import oauth
-from app.auth.provider import CorpusAuthProvider
 from app.config import Settings
 from app.mcp import tools
+from app.mcp.provider import CorpusAuthProvider
 from app.middleware import UnavailableMiddleware, body_limit
 from app.resources import Resources
 from app.throttle import Throttle

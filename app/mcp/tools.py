@@ -1,18 +1,17 @@
-"""The MCP tools (API.md, "MCP tools"): thin wrappers over the same services the HTTP routes
-call, with the same `Principal`. Every tool is listed to every caller; the service refuses what
-the caller's role does not allow, and that refusal comes back as a tool error.
-
-`ask_docs` and `deep_research` answer extractively (the passages that answer best, cited) until
-the answering agents land, and say so in the reply.
+"""The MCP tools (API.md, "MCP tools"): each parses its arguments, makes one service call in one
+transaction, and returns the service's reply, as the HTTP routes do with the same `Principal`.
+Every tool is listed to every caller, in `McpTool`'s order; the service refuses what the
+caller's role does not allow, and that refusal comes back as a tool error `<code>: <message>`.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, ParamSpec, TypeVar, get_args
 from uuid import UUID
 
 from mcp.server import MCPServer
@@ -21,71 +20,32 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
-from app.auth import capabilities
-from app.auth.principal import Principal
-from app.auth.provider import CallerToken
+from app.auth import service as auth_service
+from app.auth.capabilities import McpTool
+from app.auth.principal import Principal, require_password_changed
+from app.auth.schemas import Me
+from app.db.engine import ReadConnection, WriteConnection
 from app.documents import service as documents_service
 from app.documents.schemas import (
     Document,
     DocumentCreate,
     DocumentCreated,
     DocumentFilters,
+    DocumentText,
     Visibility,
 )
-from app.errors import AppError, NotFound, ValidationFailed
-from app.rag import retrieval
-from app.rag.schemas import SearchRequest, SearchResult
+from app.errors import AppError, ValidationFailed
+from app.mcp.provider import CallerToken
+from app.rag import service as search_service
+from app.rag.schemas import Answer, AskMode, SearchMode, SearchRequest, SearchResult
 from app.resources import Resources
-from app.schemas import JsonInt
+from app.schemas import JsonInt, Page
 
-T = TypeVar("T")
+P = ParamSpec("P")
+R = TypeVar("R")
 
 # Recorded with every question asked here, so that gaps and usage can be told apart by door.
 DOOR = "mcp"
-SearchMode = Literal["hybrid", "dense", "keyword"]
-AskMode = Literal["auto", "fast", "deep"]
-EXTRACTIVE_NOTE = (
-    "Extractive answer: the answering agent is not set up on this server yet, so these are "
-    "the passages that answer the question best, cited."
-)
-
-
-class Whoami(BaseModel):
-    email: str
-    role: capabilities.Role
-    kind: str
-    persona: str | None
-    tools: list[capabilities.McpTool]
-
-
-class DocumentList(BaseModel):
-    items: list[Document]
-    next_cursor: str | None
-
-
-class DocumentText(BaseModel):
-    document: Document
-    chunk_start: int | None
-    chunk_end: int | None
-    chunk_count: int
-    text: str
-
-
-class Citation(BaseModel):
-    key: str
-    document_id: UUID
-    chunk_id: UUID
-    title: str
-    heading_path: list[str]
-    snippet: str
-
-
-class Answer(BaseModel):
-    answer: str
-    citations: list[Citation]
-    mode: str
-    extractive: bool
-    job_id: str | None = None
 
 
 class Deleted(BaseModel):
@@ -93,18 +53,35 @@ class Deleted(BaseModel):
 
 
 def _caller(*, temporary_password_ok: bool = False) -> Principal:
+    """The person or agent behind the call's credential.
+
+    Raises:
+        ToolError: no credential reached the tool. Forbidden: a temporary password.
+    """
     token = get_access_token()
     if not isinstance(token, CallerToken):
         # /mcp is behind the SDK's bearer middleware, so this means a wiring fault.
         raise ToolError("unauthenticated: no credential reached this tool")
-    if token.principal.must_change_password and not temporary_password_ok:
-        # As on /api, where only the account routes answer: a temporary password must be
-        # changed before anything else.
-        raise ToolError(
-            "forbidden: this account still has its temporary password; sign in to the web app "
-            "and change it first"
-        )
-    return token.principal
+    if temporary_password_ok:
+        return token.principal
+    return require_password_changed(token.principal)
+
+
+def _tool_errors(tool: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
+    """Service errors become tool errors with their code. The SDK reads the tool's arguments
+    from the signature `functools.wraps` hands on."""
+
+    @functools.wraps(tool)
+    async def calling(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await tool(*args, **kwargs)
+        except AppError as exc:
+            raise ToolError(f"{exc.code}: {exc.message}") from None
+        except ValidationError as exc:
+            failed = ValidationFailed.from_pydantic(exc)
+            raise ToolError(f"{failed.code}: {failed.message}") from None
+
+    return calling
 
 
 # What each tool does to the corpus, for clients that decide by it (some approve read-only
@@ -120,51 +97,49 @@ DELETES = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
 )
 
+_LISTING = "corpus_listing"
+F = TypeVar("F", bound=Callable[..., Awaitable[BaseModel]])
 
-def register(server: MCPServer, resources: Callable[[], Resources]) -> None:
-    """Add the tools to `server`."""
+
+def _listed(title: str, annotations: ToolAnnotations) -> Callable[[F], F]:
+    """The tool's title and annotations, as `register` lists it."""
+
+    def listing(method: F) -> F:
+        setattr(method, _LISTING, (title, annotations))
+        return method
+
+    return listing
+
+
+class Tools:
+    """The tools, over the process's resources. `resources` is read per call: the lifespan
+    opens them after the app is built."""
+
+    def __init__(self, resources: Callable[[], Resources]) -> None:
+        self._resources = resources
 
     @asynccontextmanager
-    async def tool_errors() -> AsyncIterator[None]:
-        """Service errors become tool errors with their code."""
-        try:
-            yield
-        except AppError as exc:
-            raise ToolError(f"{exc.code}: {exc.message}") from None
-        except ValidationError as exc:
-            failed = ValidationFailed.from_pydantic(exc)
-            raise ToolError(f"{failed.code}: {failed.message}") from None
+    async def _reading(self) -> AsyncIterator[tuple[ReadConnection, Resources]]:
+        """One read-only transaction for the call."""
+        current = self._resources()
+        async with current.db.read() as conn:
+            yield conn, current
 
     @asynccontextmanager
-    async def calling(write: bool) -> AsyncIterator[tuple[Any, Resources]]:
-        """One transaction per tool call."""
-        current = resources()
-        async with tool_errors():
-            if write:
-                async with current.db.write() as conn:
-                    yield conn, current
-            else:
-                async with current.db.read() as conn:
-                    yield conn, current
+    async def _writing(self) -> AsyncIterator[tuple[WriteConnection, Resources]]:
+        """One transaction for the call, committed when it returns."""
+        current = self._resources()
+        async with current.db.write() as conn:
+            yield conn, current
 
-    async def run(write: bool, work: Callable[[Any, Resources], Awaitable[T]]) -> T:
-        async with calling(write) as (conn, current):
-            return await work(conn, current)
-
-    @server.tool(title="Who am I", annotations=READS)
-    async def whoami() -> Whoami:
+    @_listed("Who am I", READS)
+    async def whoami(self) -> Me:
         """Who you are to Corpus: your account, role, persona, and the tools your role allows."""
-        principal = _caller(temporary_password_ok=True)
-        return Whoami(
-            email=principal.email,
-            role=principal.role,
-            kind=principal.kind,
-            persona=principal.persona,
-            tools=capabilities.mcp_tools(principal.role),
-        )
+        return auth_service.me(_caller(temporary_password_ok=True))
 
-    @server.tool(title="Search the docs", annotations=READS)
+    @_listed("Search the docs", READS)
     async def search_docs(
+        self,
         query: Annotated[str, Field(min_length=1, description="what to look for")],
         workspaces: list[str] | None = None,
         tags: list[str] | None = None,
@@ -173,19 +148,17 @@ def register(server: MCPServer, resources: Callable[[], Resources]) -> None:
     ) -> SearchResult:
         """Search the corpus (hybrid: meaning and keywords). Each hit says why it ranked."""
         principal = _caller()
-
-        async def work(conn: Any, current: Resources) -> SearchResult:
+        async with self._writing() as (conn, current):
             request = SearchRequest(
                 query=query, workspaces=workspaces, tags=tags, top_k=top_k, mode=mode
             )
-            return await retrieval.search(
+            return await search_service.search(
                 conn, principal, current.embedder, current.settings, request, door=DOOR
             )
 
-        return await run(True, work)
-
-    @server.tool(title="Upload a document", annotations=ADDS)
+    @_listed("Upload a document", ADDS)
     async def upload_document(
+        self,
         title: Annotated[str, Field(min_length=1, max_length=500)],
         content: str | None = None,
         content_base64: str | None = None,
@@ -198,74 +171,66 @@ def register(server: MCPServer, resources: Callable[[], Resources]) -> None:
         `content_base64` with its `filename`."""
         principal = _caller()
         if (content is None) == (content_base64 is None):
-            raise ToolError("validation_error: send either content or content_base64")
-
-        current = resources()
+            raise ValidationFailed("send either content or content_base64")
+        current = self._resources()
         if content is not None:
-            async with tool_errors():
-                data = DocumentCreate(
-                    title=title,
-                    content=content,
-                    workspace=workspace,
-                    visibility=visibility,
-                    tags=tags or [],
-                )
+            data = DocumentCreate(
+                title=title,
+                content=content,
+                workspace=workspace,
+                visibility=visibility,
+                tags=tags or [],
+            )
             media_type = documents_service.MARKDOWN
         else:
             try:
                 raw = base64.b64decode(content_base64 or "", validate=True)
             except (binascii.Error, ValueError):
-                raise ToolError("validation_error: content_base64 is not base64") from None
+                raise ValidationFailed("content_base64 is not base64") from None
             # Converted before the transaction opens: a file may wait for a worker, and must
             # not hold a pooled connection meanwhile.
-            async with tool_errors():
-                upload = await documents_service.convert_upload(
-                    principal,
-                    current.settings,
-                    converter=current.converter,
-                    data=raw,
-                    filename=filename,
-                    content_type=None,
-                    title=title,
-                    workspace=workspace,
-                    visibility=visibility,
-                    tags=tags or [],
-                    source=filename,
-                )
+            upload = await documents_service.convert_upload(
+                principal,
+                current.settings,
+                converter=current.converter,
+                data=raw,
+                filename=filename,
+                content_type=None,
+                title=title,
+                workspace=workspace,
+                visibility=visibility,
+                tags=tags or [],
+                source=filename,
+            )
             data, media_type = upload.document, upload.media_type
-
-        async def work(conn: Any, current: Resources) -> DocumentCreated:
+        async with self._writing() as (conn, current):
             return await documents_service.create(
                 conn, principal, current.embedder, current.settings, data, media_type=media_type
             )
 
-        return await run(True, work)
-
-    @server.tool(title="List documents", annotations=READS)
+    @_listed("List documents", READS)
     async def list_documents(
+        self,
         workspace: str | None = None,
         tag: str | None = None,
         q: Annotated[str | None, Field(max_length=500)] = None,
         limit: Annotated[JsonInt, Field(ge=1, le=200)] = 50,
-    ) -> DocumentList:
+    ) -> Page[Document]:
         """List the documents you may see, newest change first; filter by workspace, tag, or
         words of the title."""
         principal = _caller()
-
-        async def work(conn: Any, _current: Resources) -> DocumentList:
-            page = await documents_service.list_documents(
+        async with self._reading() as (conn, _current):
+            return await documents_service.list_documents(
                 conn,
                 principal,
                 DocumentFilters(workspace=workspace, tag=tag, q=q),
                 limit=limit,
                 cursor=None,
             )
-            return DocumentList(items=page.items, next_cursor=page.next_cursor)
 
-        return await run(False, work)
-
-    @server.tool(title="Read a document", annotations=READS)
+    @_listed("Read a document", READS)
     async def read_document(
+        self,
         document_id: UUID,
         chunk_start: Annotated[JsonInt | None, Field(ge=0)] = None,
         chunk_end: Annotated[JsonInt | None, Field(ge=0)] = None,
@@ -273,95 +238,52 @@ def register(server: MCPServer, resources: Callable[[], Resources]) -> None:
         """Read a document: all of it, or its chunks from `chunk_start` to `chunk_end`
         (inclusive ordinals, as search hits give them)."""
         principal = _caller()
-
-        async def work(conn: Any, _current: Resources) -> DocumentText:
-            document = await documents_service.get(conn, principal, document_id)
-            if document is None:
-                raise NotFound("document not found")
-            meta = Document.model_validate(document.model_dump(exclude={"content"}))
-            if chunk_start is None and chunk_end is None:
-                return DocumentText(
-                    document=meta,
-                    chunk_start=None,
-                    chunk_end=None,
-                    chunk_count=document.chunk_count,
-                    text=document.content,
-                )
-            chunks = await documents_service.chunks(conn, principal, document_id)
-            first = chunk_start or 0
-            last = chunk_end if chunk_end is not None else len(chunks) - 1
-            chosen = [c for c in chunks if first <= c.ordinal <= last]
-            if not chosen:
-                raise NotFound(f"no chunks {first}..{last}: the document has {len(chunks)}")
-            return DocumentText(
-                document=meta,
-                chunk_start=first,
-                chunk_end=chosen[-1].ordinal,
-                chunk_count=len(chunks),
-                text=document.content[chosen[0].start : chosen[-1].end],
+        async with self._reading() as (conn, _current):
+            return await documents_service.read(
+                conn, principal, document_id, chunk_start=chunk_start, chunk_end=chunk_end
             )
 
-        return await run(False, work)
-
-    @server.tool(title="Delete a document", annotations=DELETES)
-    async def delete_document(document_id: UUID) -> Deleted:
+    @_listed("Delete a document", DELETES)
+    async def delete_document(self, document_id: UUID) -> Deleted:
         """Delete a document (editors: their own; admins: any `org` document)."""
         principal = _caller()
-
-        async def work(conn: Any, _current: Resources) -> Deleted:
+        async with self._writing() as (conn, _current):
             await documents_service.delete(conn, principal, document_id)
-            return Deleted(deleted=document_id)
+        return Deleted(deleted=document_id)
 
-        return await run(True, work)
-
-    async def extractive(question: str, mode: str) -> Answer:
+    async def _ask(self, question: str, mode: str) -> Answer:
         principal = _caller()
-
-        async def work(conn: Any, current: Resources) -> Answer:
-            request = SearchRequest(query=question, top_k=5)
-            result = await retrieval.search(
-                conn, principal, current.embedder, current.settings, request, door=DOOR
+        async with self._writing() as (conn, current):
+            return await search_service.ask(
+                conn, principal, current.embedder, current.settings, question, mode=mode, door=DOOR
             )
-            citations = [
-                Citation(
-                    key=f"[{i}]",
-                    document_id=hit.document_id,
-                    chunk_id=hit.chunk_id,
-                    title=hit.title,
-                    heading_path=hit.heading_path,
-                    snippet=hit.text[:500],
-                )
-                for i, hit in enumerate(result.hits, start=1)
-            ]
-            if citations:
-                passages = "\n\n".join(f"{c.key} {c.title}: {c.snippet}" for c in citations)
-                answer = f"{EXTRACTIVE_NOTE}\n\n{passages}"
-            else:
-                answer = (
-                    "The corpus has nothing that answers this question; it was recorded as a "
-                    "documentation gap."
-                )
-            return Answer(answer=answer, citations=citations, mode=mode, extractive=True)
 
-        return await run(True, work)
-
-    @server.tool(title="Ask the docs", annotations=READS)
+    @_listed("Ask the docs", READS)
     async def ask_docs(
-        question: Annotated[str, Field(min_length=1)], mode: AskMode = "auto"
+        self, question: Annotated[str, Field(min_length=1)], mode: AskMode = "auto"
     ) -> Answer:
         """Ask a question of the corpus; the answer cites the passages it rests on."""
-        return await extractive(question, "fast" if mode == "auto" else mode)
+        return await self._ask(question, "fast" if mode == "auto" else mode)
 
-    @server.tool(title="Research a question", annotations=READS)
-    async def deep_research(question: Annotated[str, Field(min_length=1)]) -> Answer:
+    @_listed("Research a question", READS)
+    async def deep_research(self, question: Annotated[str, Field(min_length=1)]) -> Answer:
         """Research a question across the corpus (within about 45 s, or a job id to poll)."""
-        return await extractive(question, "deep")
+        return await self._ask(question, "deep")
 
-    @server.tool(title="Get a research result", annotations=READS)
-    async def research_result(job_id: str) -> Answer:
+    @_listed("Get a research result", READS)
+    async def research_result(self, job_id: str) -> Answer:
         """The result of a deep_research job that outlived its call."""
         _caller()
         raise ToolError(
             f"not_found: no research job {job_id!r}: deep_research answers within its call on "
             "this server, so there are no jobs to poll"
         )
+
+
+def register(server: MCPServer, resources: Callable[[], Resources]) -> None:
+    """Add every tool `McpTool` names to `server`, in its order."""
+    tools = Tools(resources)
+    for name in get_args(McpTool):
+        method = getattr(tools, name)
+        title, annotations = getattr(method, _LISTING)
+        server.tool(title=title, annotations=annotations)(_tool_errors(method))

@@ -1,25 +1,19 @@
 """Hybrid retrieval (DESIGN.md §4): a dense top-k on the HNSW index and a BM25 top-k over the
 postings, fused by reciprocal rank in one SQL statement that also applies the caller's
-visibility and workspace scope. Every search is recorded as a question."""
+visibility and workspace scope. The ranking only: the search service (`app.rag.service`)
+checks the request, resolves its workspaces and records the question."""
 
 from __future__ import annotations
 
-import logging
 import re
-import time
 from dataclasses import dataclass
 from uuid import UUID
 
-from app.auth.principal import Principal
 from app.config import Settings
-from app.db.engine import ReadConnection, WriteConnection
-from app.documents import queries as documents_queries
-from app.errors import ValidationFailed
+from app.db.engine import ReadConnection
 from app.rag import queries
 from app.rag.embeddings.base import Embedder
-from app.rag.schemas import SearchHit, SearchMode, SearchRequest, SearchResult
-
-logger = logging.getLogger(__name__)
+from app.rag.schemas import SearchHit, SearchMode
 
 _PHRASE = re.compile(r'"([^"]+)"')
 
@@ -52,62 +46,35 @@ def phrases(query: str) -> list[str]:
     return [p.strip() for p in _PHRASE.findall(query) if p.strip()]
 
 
-async def _workspace_ids(
-    conn: ReadConnection, principal: Principal, slugs: list[str] | None
-) -> list[UUID] | None:
-    wanted = slugs
-    if principal.workspace_scope is not None:
-        # A key bound to one workspace searches that one, whatever it asks for.
-        wanted = [
-            s for s in (slugs or [principal.workspace_scope]) if s == principal.workspace_scope
-        ]
-    if wanted is None:
-        return None
-    ids = await documents_queries.workspace_ids(conn, wanted)
-    unknown = sorted(set(wanted) - set(ids))
-    if unknown and slugs is not None and principal.workspace_scope is None:
-        raise ValidationFailed(f"workspaces: no workspace named {', '.join(unknown)}")
-    return list(ids.values())
-
-
 async def run(
     conn: ReadConnection,
-    principal: Principal,
     embedder: Embedder,
     settings: Settings,
-    request: SearchRequest,
+    query: str,
     *,
-    limit: int | None = None,
+    mode: SearchMode,
+    caller_id: UUID | None,
+    workspace_ids: list[UUID] | None,
+    tags: list[str] | None,
+    limit: int,
     tuning: Tuning = DEFAULT_TUNING,
 ) -> list[SearchHit]:
-    """The search without recording it.
-
-    `limit` may exceed the API's top_k (the evaluation ranks documents from deeper lists).
+    """Rank the chunks `caller_id` may see for a query the search service has checked, in
+    `workspace_ids` (None: every workspace). It ranks, and records nothing.
     """
-    query = request.query.strip()
-    if not query:
-        raise ValidationFailed("query: must not be blank")
-    if len(query) > settings.max_query_chars:
-        raise ValidationFailed(
-            f"query: {len(query):,} characters is over the limit of {settings.max_query_chars:,}"
-        )
-    limit = limit or request.top_k
-    workspace_ids = await _workspace_ids(conn, principal, request.workspaces)
     if workspace_ids == []:
         return []
-    mode: SearchMode = request.mode
     embedding = await embedder.embed_query(query) if mode in ("hybrid", "dense") else None
-    depth = max(limit, tuning.dense_depth)
     params = queries.SearchParams(
         query=query,
         embedding=embedding,
         use_keyword=mode in ("hybrid", "keyword"),
-        caller_id=principal.user_id,
+        caller_id=caller_id,
         workspace_ids=workspace_ids,
-        tags=request.tags,
+        tags=tags,
         phrases=phrases(query),
         limit=limit,
-        dense_depth=depth,
+        dense_depth=max(limit, tuning.dense_depth),
         keyword_depth=max(limit, tuning.keyword_depth),
         postings_per_term=tuning.postings_per_term,
         min_similarity=settings.min_similarity,
@@ -119,38 +86,3 @@ async def run(
         b=tuning.bm25_b,
     )
     return await queries.search(conn, params)
-
-
-async def search(
-    conn: WriteConnection,
-    principal: Principal,
-    embedder: Embedder,
-    settings: Settings,
-    request: SearchRequest,
-    *,
-    door: str = "api",
-) -> SearchResult:
-    """Search every workspace the caller may see (or the ones asked for) and record the
-    question; one that finds nothing is a documentation gap.
-
-    Raises:
-        ValidationFailed: a blank or too long query, or an unknown workspace.
-    """
-    started = time.perf_counter()
-    hits = await run(conn, principal, embedder, settings, request)
-    similarities = [hit.similarity for hit in hits if hit.similarity is not None]
-    await queries.record_question(
-        conn,
-        user_id=principal.user_id,
-        door=door,
-        query=request.query.strip(),
-        mode=request.mode,
-        best_similarity=max(similarities) if similarities else None,
-        hit_count=len(hits),
-    )
-    took_ms = (time.perf_counter() - started) * 1000
-    # Logged, not reported: the keyword half's time grows with a word's postings in every
-    # document, the caller's or not, so a precise figure would tell a caller whether a word
-    # appears in documents it cannot see. The field stays (API.md) and says nothing.
-    logger.info("search (%s, %s): %d hits in %.1f ms", door, request.mode, len(hits), took_ms)
-    return SearchResult(hits=hits, took_ms=0.0)

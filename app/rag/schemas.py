@@ -40,3 +40,24 @@ class SearchHit(BaseModel):
 class SearchResult(BaseModel):
     hits: list[SearchHit]
     took_ms: float
+
+
+# How `ask_docs` is asked to answer; `auto` picks for the question.
+AskMode = Literal["auto", "fast", "deep"]
+
+
+class Citation(BaseModel):
+    key: str
+    document_id: UUID
+    chunk_id: UUID
+    title: str
+    heading_path: list[str]
+    snippet: str
+
+
+class Answer(BaseModel):
+    answer: str
+    citations: list[Citation]
+    mode: str
+    extractive: bool
+    job_id: str | None = None

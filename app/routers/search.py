@@ -6,7 +6,7 @@ from fastapi import APIRouter
 
 from app.deps import PRINCIPAL_ERRORS, AppEmbedder, AppSettings, CurrentPrincipal, WriteConn
 from app.errors import ValidationFailed
-from app.rag import retrieval
+from app.rag import service as search_service
 from app.rag.schemas import SearchRequest, SearchResult
 
 router = APIRouter(prefix="/api", tags=["search"], responses=PRINCIPAL_ERRORS)
@@ -26,4 +26,4 @@ async def search(
     settings: AppSettings,
 ) -> SearchResult:
     """Search: dense and keyword halves fused, with each hit's ranks and matched terms."""
-    return await retrieval.search(conn, principal, embedder, settings, request)
+    return await search_service.search(conn, principal, embedder, settings, request)

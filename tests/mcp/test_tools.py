@@ -148,6 +148,18 @@ async def test_a_key_lists_exactly_the_nine_tools_each_with_an_input_schema(
     assert schemas["search_docs"]["required"] == ["query"]
 
 
+async def test_the_tools_are_listed_in_the_order_whoami_and_the_account_page_report_them(
+    corpus: Running,
+) -> None:
+    admin = await corpus.account("admin")
+    async with mcp_client(corpus.mcp_url, admin.key) as client:
+        listed = [tool.name for tool in (await client.list_tools()).tools]
+        me = _ok(await client.call_tool("whoami", {}))
+    async with httpx.AsyncClient(base_url=corpus.url) as http:
+        account = await http.get("/api/me", headers={"Authorization": f"Bearer {admin.key}"})
+    assert listed == me["tools"] == account.json()["tools"]
+
+
 async def test_each_tool_says_whether_it_changes_the_corpus(corpus: Running) -> None:
     viewer = await corpus.account("viewer", kind="agent")
     async with mcp_client(corpus.mcp_url, viewer.key) as client:
@@ -295,6 +307,19 @@ async def test_a_temporary_password_must_be_changed_before_any_tool_but_whoami(
     assert "temporary password" in _error_text(refused)
     assert _code(upload) == "forbidden"
     assert await _owned_documents(corpus, account) == 0
+
+
+async def test_whoami_tells_an_account_with_a_temporary_password_to_change_it(
+    corpus: Running,
+) -> None:
+    account = await corpus.account("viewer")
+    async with mcp_client(corpus.mcp_url, account.key) as client:
+        before = _ok(await client.call_tool("whoami", {}))
+    async with corpus.db.write() as conn:
+        await people_service.reset_password(conn, HASHER, LOCAL_ADMIN, account.user.id)
+    async with mcp_client(corpus.mcp_url, account.key) as client:
+        after = _ok(await client.call_tool("whoami", {}))
+    assert (before["must_change_password"], after["must_change_password"]) == (False, True)
 
 
 # --- roles and visibility ---------------------------------------------------------------------

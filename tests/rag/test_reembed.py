@@ -15,7 +15,7 @@ from app.config import Settings
 from app.db.engine import Database
 from app.documents import service as documents_service
 from app.documents.schemas import DocumentCreate
-from app.rag import retrieval
+from app.rag import service as search_service
 from app.rag.embeddings import make_embedder
 from app.rag.schemas import SearchRequest
 from app.system import service as system_service
@@ -62,7 +62,7 @@ async def test_reembed_moves_every_chunk_to_the_new_model(
         ).scalars()
         assert dims == [(256,)]
         assert "ix_chunks_embedding_hnsw" in set(indexes)
-        hits = await retrieval.run(
+        hits = await search_service.rank(
             conn, LOCAL_ADMIN, make_embedder(after), after, SearchRequest(query="rollback")
         )
     assert hits[0].title == "Rollback"

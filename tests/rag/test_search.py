@@ -16,7 +16,8 @@ from app.config import Settings
 from app.db.engine import Database, ReadConnection, WriteConnection
 from app.documents import service as documents_service
 from app.documents.schemas import DocumentCreate, DocumentFilters
-from app.rag import queries, retrieval
+from app.rag import queries
+from app.rag import service as search_service
 from app.rag.embeddings import make_embedder
 from app.rag.schemas import SearchRequest
 from tests.accounts import authorize
@@ -217,14 +218,14 @@ async def test_private_documents_never_reach_another_person(
     )
     request = SearchRequest(query="acquire zyxcorp merger plan")
     for principal in (bob, admin):
-        hits = await retrieval.run(write, principal, embedder, settings, request)
+        hits = await search_service.rank(write, principal, embedder, settings, request)
         assert secret.id not in {hit.document_id for hit in hits}
         listed = await documents_service.list_documents(
             write, principal, DocumentFilters(), limit=200, cursor=None
         )
         assert secret.id not in {d.id for d in listed.items}
         assert await documents_service.get(write, principal, secret.id) is None
-    own = await retrieval.run(write, alice, embedder, settings, request)
+    own = await search_service.rank(write, alice, embedder, settings, request)
     assert own[0].document_id == secret.id
 
 
@@ -239,7 +240,7 @@ async def test_private_documents_do_not_move_anyone_elses_scores(
         write, bob, embedder, settings, DocumentCreate(title="Notes", content="Quarterly quorum.")
     )
     request = SearchRequest(query="quorum", mode="keyword")
-    before = await retrieval.run(write, bob, embedder, settings, request)
+    before = await search_service.rank(write, bob, embedder, settings, request)
     for i in range(5):
         await documents_service.create(
             write,
@@ -248,7 +249,7 @@ async def test_private_documents_do_not_move_anyone_elses_scores(
             settings,
             DocumentCreate(title=f"Secret {i}", content="quorum " * (i + 1), visibility="private"),
         )
-    after = await retrieval.run(write, bob, embedder, settings, request)
+    after = await search_service.rank(write, bob, embedder, settings, request)
     assert [(h.document_id, h.score) for h in after] == [(h.document_id, h.score) for h in before]
 
 

@@ -1,7 +1,8 @@
 """Our authorization server behind the MCP SDK's OAuth routes: an adapter from the SDK's
 `OAuthAuthorizationServerProvider` protocol to `app.auth.oauth` (the rules) and
 `app.auth.service` (who a credential belongs to). Each call runs in a transaction of its own,
-since the SDK's handlers are not requests of ours.
+since the SDK's handlers are not requests of ours. It is part of the MCP door: only the SDK
+calls it.
 
 `load_access_token` is also where `/mcp` resolves our `ck_` API keys: an `MCPServer` takes an
 authorization server or a separate token verifier, not both.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from typing import Protocol
 
 from mcp.server.auth.provider import (
     AccessToken,
@@ -27,10 +29,22 @@ from pydantic import AnyUrl, ConfigDict
 
 from app.auth import oauth
 from app.auth import service as auth_service
+from app.auth.crypto import SecretBox
 from app.auth.principal import Principal
 from app.auth.tokens import API_KEY_PREFIX
+from app.db.engine import Database
 from app.errors import ValidationFailed
-from app.resources import Resources
+
+
+class OAuthStore(Protocol):
+    """What the provider works with: the database and the box that seals clients' secrets
+    (the app's `Resources` is one)."""
+
+    @property
+    def db(self) -> Database: ...
+
+    @property
+    def box(self) -> SecretBox: ...
 
 
 class RegisteredClient(OAuthClientInformationFull):
@@ -69,30 +83,28 @@ def _timestamp(value: datetime) -> int:
 class CorpusAuthProvider(
     OAuthAuthorizationServerProvider[AuthorizationCode, RefreshToken, CallerToken]
 ):
-    """The SDK's provider protocol over our tables. `resources` is read per call: the pool and
-    the secret box are opened by the app's lifespan, after this object is made."""
+    """The SDK's provider protocol over our tables. `store` is read per call: the pool and the
+    secret box are opened by the app's lifespan, after this object is made."""
 
-    def __init__(self, resources: Callable[[], Resources], *, issuer: str, resource: str) -> None:
-        self._resources = resources
+    def __init__(self, store: Callable[[], OAuthStore], *, issuer: str, resource: str) -> None:
+        self._store = store
         self.issuer = issuer
         self.resource = resource  # the /mcp URL every token is bound to
 
     # --- clients ----------------------------------------------------------------------------
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
-        resources = self._resources()
-        async with resources.db.read() as conn:
-            metadata = await oauth.get_client(conn, resources.box, client_id)
+        store = self._store()
+        async with store.db.read() as conn:
+            metadata = await oauth.get_client(conn, store.box, client_id)
         return RegisteredClient.model_validate(metadata) if metadata else None
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
-        resources = self._resources()
+        store = self._store()
         metadata = client_info.model_dump(mode="json", exclude_none=True)
         try:
-            async with resources.db.write() as conn:
-                await oauth.register_client(
-                    conn, resources.box, metadata, client_info.client_secret
-                )
+            async with store.db.write() as conn:
+                await oauth.register_client(conn, store.box, metadata, client_info.client_secret)
         except oauth.InvalidClientMetadata as exc:
             raise RegistrationError("invalid_client_metadata", str(exc)) from None
         except oauth.InvalidRedirectUri as exc:
@@ -108,7 +120,7 @@ class CorpusAuthProvider(
         if params.resource is not None and params.resource.rstrip("/") != self.resource:
             raise AuthorizeError("invalid_target", f"this server issues tokens for {self.resource}")
         assert client.client_id is not None
-        async with self._resources().db.write() as conn:
+        async with self._store().db.write() as conn:
             tx = await oauth.begin_authorization(
                 conn,
                 client.client_id,
@@ -129,7 +141,7 @@ class CorpusAuthProvider(
         assert client.client_id is not None
         # A write: presenting a spent code revokes what it issued, and that must stick even
         # though the reply is an error.
-        async with self._resources().db.write() as conn:
+        async with self._store().db.write() as conn:
             row = await oauth.load_code(conn, client.client_id, authorization_code)
         if row is None:
             return None
@@ -149,7 +161,7 @@ class CorpusAuthProvider(
         self, client: OAuthClientInformationFull, authorization_code: AuthorizationCode
     ) -> OAuthToken:
         assert client.client_id is not None
-        async with self._resources().db.write() as conn:
+        async with self._store().db.write() as conn:
             try:
                 issued = await oauth.exchange_code(conn, client.client_id, authorization_code.code)
             except oauth.InvalidGrant as exc:
@@ -166,7 +178,7 @@ class CorpusAuthProvider(
         assert client.client_id is not None
         # A write: presenting a spent refresh token revokes its family, and that must stick
         # even though the reply is an error.
-        async with self._resources().db.write() as conn:
+        async with self._store().db.write() as conn:
             row = await oauth.load_refresh_token(conn, client.client_id, refresh_token)
         if row is None:
             return None
@@ -184,7 +196,7 @@ class CorpusAuthProvider(
     ) -> OAuthToken:
         assert client.client_id is not None
         try:
-            async with self._resources().db.write() as conn:
+            async with self._store().db.write() as conn:
                 try:
                     issued = await oauth.rotate_refresh_token(
                         conn, client.client_id, refresh_token.token, scopes
@@ -203,7 +215,7 @@ class CorpusAuthProvider(
     # --- access -----------------------------------------------------------------------------
 
     async def load_access_token(self, token: str) -> CallerToken | None:
-        async with self._resources().db.write() as conn:
+        async with self._store().db.write() as conn:
             if token.startswith(API_KEY_PREFIX):
                 principal = await auth_service.principal_from_api_key(conn, token)
             else:
@@ -224,5 +236,5 @@ class CorpusAuthProvider(
     async def revoke_token(self, token: CallerToken | RefreshToken) -> None:
         if isinstance(token, CallerToken) and token.principal.door == "api_key":
             return  # API keys are revoked by admins, not through OAuth
-        async with self._resources().db.write() as conn:
+        async with self._store().db.write() as conn:
             await oauth.revoke(conn, token.token)
