@@ -15,8 +15,6 @@ Kind = Literal["human", "agent"]
 # the operator at the command line.
 Door = Literal["session", "api_key", "oauth", "local"]
 
-_RANK: dict[Role, int] = {"viewer": 0, "editor": 1, "admin": 2}
-
 
 @dataclass(frozen=True, slots=True)
 class Principal:
@@ -36,12 +34,18 @@ class Principal:
     # The OAuth client acting for the person (door "oauth" only).
     client_id: str | None = None
 
-    def at_least(self, role: Role) -> bool:
-        return _RANK[self.role] >= _RANK[role]
-
     def can(self, action: Action) -> bool:
         """The role's grant, narrowed to one workspace's actions for a bound key."""
         return allows(self.role, action, bound=self.workspace_scope is not None)
+
+    def require(self, action: Action, refusal: str) -> None:
+        """The one check of the capability table that services make.
+
+        Raises:
+            Forbidden: the caller may not take the action (`refusal` says so to people).
+        """
+        if not self.can(action):
+            raise Forbidden(refusal)
 
 
 def require_password_changed(principal: Principal) -> Principal:

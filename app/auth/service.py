@@ -263,8 +263,7 @@ def me(principal: Principal) -> Me:
 
 
 def _require_key_admin(principal: Principal) -> None:
-    if not principal.can("keys.manage"):
-        raise Forbidden("only admins manage API keys")
+    principal.require("keys.manage", "only admins manage API keys")
 
 
 async def create_key(

@@ -52,8 +52,7 @@ def _sha256(content: str) -> str:
 
 
 def _require_editor(principal: Principal) -> None:
-    if not principal.at_least("editor"):
-        raise Forbidden("your role may not add, edit or delete documents")
+    principal.require("documents.write", "your role may not add, edit or delete documents")
 
 
 def _check_length(settings: Settings, content: str) -> None:
@@ -81,8 +80,9 @@ async def create_workspace(
     """Raises:
     Forbidden: not an admin. Conflict: the slug is taken.
     """
-    if not principal.can("workspaces.manage"):
-        raise Forbidden("only admins create workspaces, and not with a key bound to one")
+    principal.require(
+        "workspaces.manage", "only admins create workspaces, and not with a key bound to one"
+    )
     if not await queries.insert_workspace(conn, data):
         raise Conflict(f"a workspace named {data.slug!r} already exists")
     created = await queries.get_workspace(conn, data.slug)
@@ -93,8 +93,9 @@ async def create_workspace(
 async def update_workspace(
     conn: WriteConnection, principal: Principal, slug: str, data: WorkspaceUpdate
 ) -> Workspace:
-    if not principal.can("workspaces.manage"):
-        raise Forbidden("only admins change workspaces, and not with a key bound to one")
+    principal.require(
+        "workspaces.manage", "only admins change workspaces, and not with a key bound to one"
+    )
     # `license: null` is meaningful ("from policy"), so explicitly set fields are all applied.
     values = changes(data, required=("title", "description", "tier"))
     if values and not await queries.update_workspace(conn, slug, values):
@@ -443,8 +444,8 @@ async def _editable(conn: ReadConnection, principal: Principal, document_id: UUI
     mine = row is not None and row["owner_id"] is not None and row["owner_id"] == principal.user_id
     if row is None or (row["visibility"] == "private" and not mine):
         raise NotFound("document not found")
-    if not mine and not principal.can("documents.manage"):
-        raise Forbidden("editors may change only their own documents")
+    if not mine:
+        principal.require("documents.manage", "editors may change only their own documents")
     return row
 
 

@@ -17,7 +17,7 @@ from app.auth import passwords
 from app.auth.passwords import Hasher
 from app.auth.principal import Principal
 from app.db.engine import ReadConnection, WriteConnection
-from app.errors import Conflict, Forbidden, NotFound, SignupClosed, ValidationFailed
+from app.errors import Conflict, NotFound, SignupClosed, ValidationFailed
 from app.kit.paging import decode_cursor, keyset_page
 from app.kit.updates import changes
 from app.people import queries
@@ -36,8 +36,7 @@ TEMPORARY_PASSWORD_BYTES = 12
 
 
 def _require_people_admin(principal: Principal) -> None:
-    if not principal.can("people.manage"):
-        raise Forbidden("only admins manage people")
+    principal.require("people.manage", "only admins manage people")
 
 
 # --- audit log ------------------------------------------------------------------------------
@@ -82,8 +81,7 @@ async def audit_log(
     Raises:
         Forbidden: not an admin. ValidationFailed: a cursor this server did not issue.
     """
-    if not principal.can("audit.read"):
-        raise Forbidden("only admins read the audit log")
+    principal.require("audit.read", "only admins read the audit log")
     before = decode_cursor(cursor) if cursor else None
     rows = await queries.list_audit(conn, filters, limit=limit + 1, before=before)
     return keyset_page(rows, limit, lambda row: (row.at, row.id))

@@ -52,8 +52,10 @@ async def rank(
     deeper lists).
 
     Raises:
-        ValidationFailed: a blank or too long query, or an unknown workspace.
+        Forbidden: the role may not search. ValidationFailed: a blank or too long query, or an
+        unknown workspace.
     """
+    principal.require("search", "your role may not search")
     query = _query(settings, request)
     workspace_ids = await documents_service.search_scope(conn, principal, request.workspaces)
     return await retrieval.run(

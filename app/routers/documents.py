@@ -114,8 +114,7 @@ def _may_write(principal: Principal) -> None:
     Raises:
         Forbidden: the role may not add or edit documents.
     """
-    if not principal.can("documents.write"):
-        raise Forbidden("your role may not add, edit or delete documents")
+    principal.require("documents.write", "your role may not add, edit or delete documents")
 
 
 def _invalid(exc: ValidationError, where: str) -> RequestValidationError:

@@ -163,5 +163,5 @@ async def test_a_bound_key_over_mcp_sees_only_its_workspace(bound: Bound) -> Non
 def test_a_bound_callers_agents_get_no_tool_that_spans_workspaces() -> None:
     assert "documentation_gaps" in capabilities.agent_tools("admin")
     assert "documentation_gaps" not in capabilities.agent_tools("admin", bound=True)
-    assert not capabilities.allows("admin", "gaps.read", bound=True)
+    assert not capabilities.allows("admin", "audit.read", bound=True)
     assert capabilities.allows("admin", "documents.manage", bound=True)
