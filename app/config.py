@@ -14,10 +14,11 @@ from limits import parse as parse_rate
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from app.auth.capabilities import Role
+
 EmbeddingsProvider = Literal["local", "gemini", "openai", "voyage", "hash"]
 AnswerProvider = Literal["gemini", "anthropic", "openai", "none"]
 RoutingMode = Literal["persona-routed", "all-allowed", "custom"]
-Role = Literal["viewer", "editor", "admin"]
 
 # Each embedding provider's defaults: model id, vector dimension, relevance floor (cosine
 # similarity under which a dense candidate is dropped). The floors are per provider because

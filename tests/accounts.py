@@ -12,11 +12,11 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app.auth import service as auth_service
 from app.auth.capabilities import Role
 from app.auth.passwords import Hasher
-from app.auth.principal import LOCAL_ADMIN
+from app.auth.principal import LOCAL_ADMIN, Kind
 from app.auth.schemas import ApiKeyCreate
 from app.db.engine import ReadConnection, WriteConnection
 from app.people import service as people_service
-from app.people.schemas import Kind, User, UserCreate
+from app.people.schemas import User, UserCreate
 from tests.support import CHEAP_ARGON2
 
 PASSWORD = "a long enough password"

@@ -13,10 +13,10 @@ from sqlalchemy.dialects.postgresql import INTERVAL
 from sqlalchemy.sql.elements import ColumnElement
 
 from app.auth.capabilities import Role
+from app.auth.principal import Kind
 from app.auth.schemas import ApiKey
 from app.db.engine import ReadConnection, WriteConnection
 from app.db.tables import api_keys, oauth_tokens, sessions, users, workspaces
-from app.people.schemas import Kind
 
 # Last-seen and last-used times are written at most this often, so that a busy client does
 # not turn every read into a write.

@@ -9,8 +9,9 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints
 
 from app.auth.capabilities import McpTool, Role
+from app.auth.principal import Kind
 from app.kit.types import Slug
-from app.people.schemas import DisplayName, Kind, PersonaSlug
+from app.people.schemas import DisplayName, PersonaSlug
 from app.schemas import JsonBool, NoNul
 
 # Long enough for any password the rules accept; a cap keeps a megabyte body from costing CPU.

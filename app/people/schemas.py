@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints
 from pydantic.json_schema import SkipJsonSchema
 
 from app.auth.capabilities import Role
+from app.auth.principal import Kind
 from app.kit.types import Slug
 from app.schemas import JsonBool, NoNul, PlainText, omit_null_defaults
 
-Kind = Literal["human", "agent"]
 DisplayName = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200), NoNul]
 # Persona slugs are the workspace slugs' shape (the multi-corpus work defines the personas).
 PersonaSlug = Slug
