@@ -336,8 +336,8 @@ def _in_transaction(work: Callable[[WriteConnection], Awaitable[T]]) -> T:
 def _users_create(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
+    from app.access.principal import LOCAL_ADMIN
     from app.auth.passwords import Hasher
-    from app.auth.principal import LOCAL_ADMIN
     from app.logs import configure_logging
     from app.people import service as people_service
     from app.people.schemas import UserCreate
@@ -370,8 +370,8 @@ def _users_create(args: argparse.Namespace) -> int:
 def _keys_create(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
+    from app.access.principal import LOCAL_ADMIN
     from app.auth import service as auth_service
-    from app.auth.principal import LOCAL_ADMIN
     from app.auth.schemas import ApiKeyCreate
     from app.errors import ValidationFailed
     from app.logs import configure_logging
@@ -400,8 +400,8 @@ def _keys_create(args: argparse.Namespace) -> int:
 
 
 def _keys_revoke(args: argparse.Namespace) -> int:
+    from app.access.principal import LOCAL_ADMIN
     from app.auth import service as auth_service
-    from app.auth.principal import LOCAL_ADMIN
     from app.logs import configure_logging
 
     configure_logging("WARNING")

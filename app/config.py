@@ -14,7 +14,7 @@ from limits import parse as parse_rate
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from app.auth.capabilities import Role
+from app.access.capabilities import Role
 
 EmbeddingsProvider = Literal["local", "gemini", "openai", "voyage", "hash"]
 AnswerProvider = Literal["gemini", "anthropic", "openai", "none"]

@@ -18,9 +18,9 @@ from urllib.parse import urlsplit
 
 from fastapi import Depends, Request
 
+from app.access.principal import Principal, require_password_changed
 from app.auth import service as auth_service
 from app.auth.passwords import Hasher
-from app.auth.principal import Principal, require_password_changed
 from app.auth.tokens import API_KEY_PREFIX, SESSION_COOKIE, CookieSigner
 from app.config import Settings
 from app.db.engine import ReadConnection, ShortTransaction, WriteConnection

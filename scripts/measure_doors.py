@@ -34,9 +34,9 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from app.access.principal import LOCAL_ADMIN
 from app.auth import service as auth_service
 from app.auth.passwords import Hasher
-from app.auth.principal import LOCAL_ADMIN
 from app.auth.schemas import ApiKeyCreate
 from app.bench import queries as bench_queries
 from app.bench.evaluation import throwaway_database

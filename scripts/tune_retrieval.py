@@ -17,7 +17,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from app.auth.principal import LOCAL_ADMIN
+from app.access.principal import LOCAL_ADMIN
 from app.bench.cache import CachingEmbedder
 from app.bench.evaluation import (
     ingest_corpus,

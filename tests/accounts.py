@@ -9,10 +9,10 @@ from dataclasses import dataclass
 import httpx
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.access.capabilities import Role
+from app.access.principal import LOCAL_ADMIN, Kind
 from app.auth import service as auth_service
-from app.auth.capabilities import Role
 from app.auth.passwords import Hasher
-from app.auth.principal import LOCAL_ADMIN, Kind
 from app.auth.schemas import ApiKeyCreate
 from app.db.engine import ReadConnection, WriteConnection
 from app.people import service as people_service

@@ -20,10 +20,10 @@ from uuid import UUID
 
 from pydantic import AnyHttpUrl
 
-from app.auth import capabilities
+from app.access import capabilities
+from app.access.principal import Principal
 from app.auth import oauth_queries as queries
 from app.auth.crypto import SecretBox
-from app.auth.principal import Principal
 from app.auth.schemas import Connection, ConsentRequest
 from app.auth.tokens import sha256
 from app.db.engine import ReadConnection, WriteConnection

@@ -12,8 +12,8 @@ from sqlalchemy import RowMapping, and_, case, delete, func, insert, literal, or
 from sqlalchemy.dialects.postgresql import INTERVAL
 from sqlalchemy.sql.elements import ColumnElement
 
-from app.auth.capabilities import Role
-from app.auth.principal import Kind
+from app.access.capabilities import Role
+from app.access.principal import Kind
 from app.auth.schemas import ApiKey
 from app.db.engine import ReadConnection, WriteConnection
 from app.db.tables import api_keys, oauth_tokens, sessions, users, workspaces

@@ -8,8 +8,8 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints
 
-from app.auth.capabilities import McpTool, Role
-from app.auth.principal import Kind
+from app.access.capabilities import McpTool, Role
+from app.access.principal import Kind
 from app.kit.types import Slug
 from app.people.schemas import DisplayName, PersonaSlug
 from app.schemas import JsonBool, NoNul

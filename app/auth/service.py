@@ -12,9 +12,10 @@ from __future__ import annotations
 from dataclasses import replace
 from uuid import UUID
 
-from app.auth import capabilities, passwords, queries
+from app.access import capabilities
+from app.access.principal import Door, Principal
+from app.auth import passwords, queries
 from app.auth.passwords import Hasher
-from app.auth.principal import Door, Principal
 from app.auth.schemas import ApiKey, ApiKeyCreate, ApiKeyCreated, Me, PasswordChange
 from app.auth.tokens import (
     KEY_PREFIX_LENGTH,

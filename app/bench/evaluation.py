@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.auth.principal import LOCAL_ADMIN
+from app.access.principal import LOCAL_ADMIN
 from app.bench.cache import CachingEmbedder
 from app.bench.metrics import summarise
 from app.config import Settings

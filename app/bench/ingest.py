@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.auth.principal import LOCAL_ADMIN
+from app.access.principal import LOCAL_ADMIN
 from app.config import Settings
 from app.db.engine import Database
 from app.documents import service as documents_service

@@ -20,7 +20,7 @@ from uuid import UUID
 
 import numpy as np
 
-from app.auth.principal import LOCAL_ADMIN
+from app.access.principal import LOCAL_ADMIN
 from app.bench import queries as bench_queries
 from app.bench.evaluation import throwaway_database
 from app.config import Settings

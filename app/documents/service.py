@@ -15,7 +15,7 @@ from uuid import UUID
 import numpy as np
 from pydantic import ValidationError
 
-from app.auth.principal import Principal
+from app.access.principal import Principal
 from app.config import Settings
 from app.db.engine import ReadConnection, WriteConnection
 from app.documents import queries

@@ -27,10 +27,10 @@ from mcp.server.auth.provider import (
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import AnyUrl, ConfigDict
 
+from app.access.principal import Principal
 from app.auth import oauth
 from app.auth import service as auth_service
 from app.auth.crypto import SecretBox
-from app.auth.principal import Principal
 from app.auth.tokens import API_KEY_PREFIX
 from app.db.engine import Database
 from app.errors import ValidationFailed

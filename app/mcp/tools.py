@@ -20,9 +20,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
+from app.access.capabilities import McpTool
+from app.access.principal import Principal, require_password_changed
 from app.auth import service as auth_service
-from app.auth.capabilities import McpTool
-from app.auth.principal import Principal, require_password_changed
 from app.auth.schemas import Me
 from app.db.engine import ReadConnection, WriteConnection
 from app.documents import service as documents_service

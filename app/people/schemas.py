@@ -9,8 +9,8 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints
 from pydantic.json_schema import SkipJsonSchema
 
-from app.auth.capabilities import Role
-from app.auth.principal import Kind
+from app.access.capabilities import Role
+from app.access.principal import Kind
 from app.kit.types import Slug
 from app.schemas import JsonBool, NoNul, PlainText, omit_null_defaults
 

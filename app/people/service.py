@@ -13,9 +13,9 @@ from uuid import UUID
 
 from pydantic import ValidationError
 
+from app.access.principal import Principal
 from app.auth import passwords
 from app.auth.passwords import Hasher
-from app.auth.principal import Principal
 from app.db.engine import ReadConnection, WriteConnection
 from app.errors import Conflict, NotFound, SignupClosed, ValidationFailed
 from app.kit.paging import decode_cursor, keyset_page

@@ -9,7 +9,7 @@ import time
 
 from pydantic import ValidationError
 
-from app.auth.principal import Principal
+from app.access.principal import Principal
 from app.config import Settings
 from app.db.engine import ReadConnection, WriteConnection
 from app.documents import service as documents_service

@@ -10,7 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from starlette.datastructures import UploadFile
 
-from app.auth.principal import Principal
+from app.access.principal import Principal
 from app.deps import (
     PRINCIPAL_ERRORS,
     AppEmbedder,

@@ -14,9 +14,9 @@ import httpx
 import pytest
 from sqlalchemy import text
 
-from app.auth import capabilities
+from app.access import capabilities
+from app.access.principal import LOCAL_ADMIN
 from app.auth import service as auth_service
-from app.auth.principal import LOCAL_ADMIN
 from app.db.engine import ReadConnection, WriteConnection
 from app.documents import service as documents_service
 from app.documents.schemas import DocumentCreate, WorkspaceCreate

@@ -7,7 +7,7 @@ import ast
 from pathlib import Path
 from typing import get_args
 
-from app.auth.capabilities import Action
+from app.access.capabilities import Action
 
 APP = Path(__file__).resolve().parents[2] / "app"
 

@@ -14,8 +14,8 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.access.principal import LOCAL_ADMIN
 from app.auth import service as auth_service
-from app.auth.principal import LOCAL_ADMIN
 from app.db.engine import ReadConnection, WriteConnection
 from app.documents import service as documents_service
 from app.documents.schemas import DocumentCreate, WorkspaceCreate

@@ -33,7 +33,7 @@ from schemathesis.core.result import Err
 from schemathesis.schemas import APIOperation
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from app.auth.capabilities import Role
+from app.access.capabilities import Role
 from tests.accounts import make_account
 from tests.support import (
     child_env,

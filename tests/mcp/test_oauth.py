@@ -32,8 +32,8 @@ from pydantic import AnyUrl
 from sqlalchemy import text
 
 from app import housekeeping
+from app.access.principal import LOCAL_ADMIN
 from app.auth import oauth
-from app.auth.principal import LOCAL_ADMIN
 from app.config import Settings
 from app.main import create_app
 from app.people import service as people_service

@@ -18,8 +18,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import CallToolResult, TextContent
 from sqlalchemy import text
 
+from app.access.principal import LOCAL_ADMIN
 from app.auth import service as auth_service
-from app.auth.principal import LOCAL_ADMIN
 from app.documents import service as documents_service
 from app.documents.schemas import WorkspaceCreate
 from app.main import create_app

@@ -12,8 +12,8 @@ from argon2 import PasswordHasher
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.access.principal import LOCAL_ADMIN
 from app.auth import passwords
-from app.auth.principal import LOCAL_ADMIN
 from app.config import Settings
 from app.db.engine import Database, ReadConnection, WriteConnection
 from app.errors import Conflict, SignupClosed, ValidationFailed

@@ -10,7 +10,7 @@ import sys
 import pytest
 from sqlalchemy import text
 
-from app.auth.principal import LOCAL_ADMIN
+from app.access.principal import LOCAL_ADMIN
 from app.config import Settings
 from app.db.engine import Database
 from app.documents import service as documents_service

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.auth.principal import Principal
+from app.access.principal import Principal
 from app.config import Settings
 from app.db.engine import Database, ReadConnection, WriteConnection
 from app.documents import service as documents_service

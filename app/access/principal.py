@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 from uuid import UUID
 
-from app.auth.capabilities import Action, Role, allows
+from app.access.capabilities import Action, Role, allows
 from app.errors import Forbidden
 
 Kind = Literal["human", "agent"]
