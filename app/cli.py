@@ -337,9 +337,9 @@ def _users_create(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from app.access.principal import LOCAL_ADMIN
-    from app.auth.passwords import Hasher
     from app.logs import configure_logging
     from app.people import service as people_service
+    from app.people.passwords import Hasher
     from app.people.schemas import UserCreate
 
     configure_logging("WARNING")

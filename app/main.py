@@ -19,7 +19,6 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app import housekeeping
 from app.auth.crypto import SecretBox
-from app.auth.passwords import Hasher
 from app.auth.tokens import CookieSigner
 from app.config import Settings, get_settings
 from app.db import embedded, migrate
@@ -34,6 +33,7 @@ from app.middleware import (
     RequestIdMiddleware,
     UnavailableMiddleware,
 )
+from app.people.passwords import Hasher
 from app.rag.embeddings import make_embedder
 from app.resources import Resources
 from app.routers import (

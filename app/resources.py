@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from app.auth.crypto import SecretBox
-from app.auth.passwords import Hasher
 from app.auth.tokens import CookieSigner
 from app.config import Settings
 from app.db.engine import Database
 from app.documents.worker import Converter
+from app.people.passwords import Hasher
 from app.rag.embeddings.base import Embedder
 from app.throttle import Throttle
 

@@ -36,7 +36,6 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from app.access.principal import LOCAL_ADMIN
 from app.auth import service as auth_service
-from app.auth.passwords import Hasher
 from app.auth.schemas import ApiKeyCreate
 from app.bench import queries as bench_queries
 from app.bench.evaluation import throwaway_database
@@ -47,10 +46,11 @@ from app.db.engine import Database
 from app.documents import service as documents_service
 from app.documents.schemas import DocumentCreate
 from app.people import service as people_service
+from app.people.passwords import Hasher
 from app.people.schemas import UserCreate
-from app.rag import service as search_service
 from app.rag.embeddings import make_embedder
 from app.rag.schemas import SearchRequest
+from app.search import service as search_service
 
 WARM_UP = 20
 TOP_K = 10

@@ -32,7 +32,7 @@ from app.db import embedded
 from app.rag.embeddings import make_embedder
 from app.rag.retrieval import DEFAULT_TUNING, Tuning
 from app.rag.schemas import SearchMode, SearchRequest
-from app.rag.service import rank
+from app.search.service import rank
 
 BASE = DEFAULT_TUNING
 VARIANTS: list[tuple[str, SearchMode, Tuning]] = [

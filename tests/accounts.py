@@ -12,10 +12,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app.access.capabilities import Role
 from app.access.principal import LOCAL_ADMIN, Kind
 from app.auth import service as auth_service
-from app.auth.passwords import Hasher
 from app.auth.schemas import ApiKeyCreate
 from app.db.engine import ReadConnection, WriteConnection
 from app.people import service as people_service
+from app.people.passwords import Hasher
 from app.people.schemas import User, UserCreate
 from tests.support import CHEAP_ARGON2
 

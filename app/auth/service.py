@@ -14,8 +14,7 @@ from uuid import UUID
 
 from app.access import capabilities
 from app.access.principal import Door, Principal
-from app.auth import passwords, queries
-from app.auth.passwords import Hasher
+from app.auth import queries
 from app.auth.schemas import ApiKey, ApiKeyCreate, ApiKeyCreated, Me, PasswordChange
 from app.auth.tokens import (
     KEY_PREFIX_LENGTH,
@@ -27,7 +26,9 @@ from app.auth.tokens import (
 )
 from app.db.engine import ReadConnection, ShortTransaction, WriteConnection
 from app.errors import Forbidden, InvalidCredentials, NotFound, SignupClosed, ValidationFailed
+from app.people import passwords
 from app.people import service as people_service
+from app.people.passwords import Hasher
 from app.people.schemas import Role, User
 
 MAX_FAILED_SIGN_INS = 8

@@ -25,10 +25,10 @@ from app.documents import service as documents_service
 from app.documents.schemas import DocumentCreate
 from app.errors import ValidationFailed
 from app.rag import index, retrieval
-from app.rag import service as search_service
 from app.rag.embeddings import make_embedder
 from app.rag.embeddings.base import Embedder
 from app.rag.schemas import SearchMode, SearchRequest
+from app.search import service as search_service
 
 MODES: tuple[SearchMode, ...] = ("dense", "keyword", "hybrid")
 EMBED_BATCH = 256

@@ -28,12 +28,12 @@ from app.db.engine import Database, WriteConnection
 from app.documents import service as documents_service
 from app.documents.schemas import DocumentCreate
 from app.rag import index
-from app.rag import service as search_service
 from app.rag.chunking import ChunkPiece, count_tokens
 from app.rag.embeddings import make_embedder
 from app.rag.embeddings.base import Embedder
 from app.rag.embeddings.hash import HashEmbedder
 from app.rag.schemas import SearchMode, SearchRequest
+from app.search import service as search_service
 
 MODES: tuple[SearchMode, ...] = ("dense", "keyword", "hybrid")
 VOCABULARY = 30_000

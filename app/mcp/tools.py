@@ -36,10 +36,10 @@ from app.documents.schemas import (
 )
 from app.errors import AppError, ValidationFailed
 from app.mcp.provider import CallerToken
-from app.rag import service as search_service
 from app.rag.schemas import Answer, AskMode, SearchMode, SearchRequest, SearchResult
 from app.resources import Resources
 from app.schemas import JsonInt, Page
+from app.search import service as search_service
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -42,7 +42,7 @@ class UserCreate(BaseModel):
     display_name: DisplayName = ""
     role: Role
     kind: Kind = "human"
-    password: str | None = Field(default=None, max_length=1000)  # rules: app.auth.passwords
+    password: str | None = Field(default=None, max_length=1000)  # rules: app.people.passwords
 
 
 class UserCreated(User):

@@ -14,13 +14,12 @@ from uuid import UUID
 from pydantic import ValidationError
 
 from app.access.principal import Principal
-from app.auth import passwords
-from app.auth.passwords import Hasher
 from app.db.engine import ReadConnection, WriteConnection
 from app.errors import Conflict, NotFound, SignupClosed, ValidationFailed
 from app.kit.paging import decode_cursor, keyset_page
 from app.kit.updates import changes
-from app.people import queries
+from app.people import passwords, queries
+from app.people.passwords import Hasher
 from app.people.schemas import (
     AuditEntry,
     AuditFilters,

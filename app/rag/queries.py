@@ -20,7 +20,7 @@ from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.sql.elements import TextClause
 
 from app.db.engine import ReadConnection, WriteConnection
-from app.db.tables import chunks, questions
+from app.db.tables import chunks
 from app.rag.schemas import SearchHit
 
 # Stemmed English lexemes for both ingest and queries (the two must match).
@@ -458,30 +458,6 @@ async def query_lexemes(conn: ReadConnection, query: str) -> list[str]:
         text(f"SELECT tsvector_to_array(to_tsvector('{TS_CONFIG}', :query))"), {"query": query}
     )
     return list(result.scalar_one())
-
-
-async def record_question(
-    conn: WriteConnection,
-    *,
-    user_id: UUID | None,
-    door: str,
-    query: str,
-    mode: str,
-    best_similarity: float | None,
-    hit_count: int,
-) -> None:
-    """Keep the question; one that found nothing is a documentation gap."""
-    await conn.execute(
-        insert(questions).values(
-            user_id=user_id,
-            door=door,
-            query=query,
-            mode=mode,
-            best_similarity=best_similarity,
-            hit_count=hit_count,
-            answered=hit_count > 0,
-        )
-    )
 
 
 # --- re-embedding -----------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Hybrid retrieval (DESIGN.md §4): a dense top-k on the HNSW index and a BM25 top-k over the
 postings, fused by reciprocal rank in one SQL statement that also applies the caller's
-visibility and workspace scope. The ranking only: the search service (`app.rag.service`)
+visibility and workspace scope. The ranking only: the search service (`app.search.service`)
 checks the request, resolves its workspaces and records the question."""
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ from fastapi import APIRouter
 
 from app.deps import PRINCIPAL_ERRORS, AppEmbedder, AppSettings, CurrentPrincipal, WriteConn
 from app.errors import ValidationFailed
-from app.rag import service as search_service
 from app.rag.schemas import SearchRequest, SearchResult
+from app.search import service as search_service
 
 router = APIRouter(prefix="/api", tags=["search"], responses=PRINCIPAL_ERRORS)
 

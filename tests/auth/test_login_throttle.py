@@ -14,10 +14,10 @@ from fastapi import FastAPI
 from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.auth.passwords import Hasher
 from app.auth.service import MAX_FAILED_SIGN_INS
 from app.config import Settings
 from app.main import create_app
+from app.people.passwords import Hasher
 from tests.accounts import PASSWORD, Account, make_account
 from tests.support import app_client, in_test_transaction, lifespan
 

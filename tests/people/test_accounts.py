@@ -13,10 +13,10 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.access.principal import LOCAL_ADMIN
-from app.auth import passwords
 from app.config import Settings
 from app.db.engine import Database, ReadConnection, WriteConnection
 from app.errors import Conflict, SignupClosed, ValidationFailed
+from app.people import passwords
 from app.people import service as people_service
 from app.people.schemas import UserCreate
 from tests.accounts import HASHER

@@ -17,9 +17,9 @@ from app.db.engine import Database, ReadConnection, WriteConnection
 from app.documents import service as documents_service
 from app.documents.schemas import DocumentCreate, DocumentFilters
 from app.rag import queries
-from app.rag import service as search_service
 from app.rag.embeddings import make_embedder
 from app.rag.schemas import SearchRequest
+from app.search import service as search_service
 from tests.accounts import authorize
 
 

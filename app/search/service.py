@@ -14,9 +14,10 @@ from app.config import Settings
 from app.db.engine import ReadConnection, WriteConnection
 from app.documents import service as documents_service
 from app.errors import ValidationFailed
-from app.rag import extractive, queries, retrieval
+from app.rag import extractive, retrieval
 from app.rag.embeddings.base import Embedder
 from app.rag.schemas import Answer, SearchHit, SearchRequest, SearchResult
+from app.search import queries
 
 logger = logging.getLogger(__name__)
 
