@@ -59,8 +59,8 @@ def _serve(args: argparse.Namespace) -> int:
 
     settings = _settings(host=args.host, port=args.port)
     configure_logging(settings.log_level)
-    url = embedded.resolve_url(settings)
-    try:
+    # The embedded server stops when no other `corpus` process is attached to it.
+    with embedded.attached(settings) as url:
         migrate.upgrade(settings, url)
         asyncio.run(_check_embedding_model(settings, url))
         app = create_app(settings)
@@ -74,10 +74,6 @@ def _serve(args: argparse.Namespace) -> int:
             proxy_headers=True,
             server_header=False,
         )
-    finally:
-        # Stops the embedded server when no other `corpus` process is attached to it.
-        if not settings.database_url:
-            embedded.release(settings.data_dir)
     return 0
 
 
@@ -87,12 +83,8 @@ def _migrate(_args: argparse.Namespace) -> int:
 
     settings = _settings()
     configure_logging(settings.log_level)
-    url = embedded.resolve_url(settings)
-    try:
+    with embedded.attached(settings) as url:
         migrate.upgrade(settings, url)
-    finally:
-        if not settings.database_url:
-            embedded.release(settings.data_dir)
     print(f"database migrated to {migrate.head_revision(settings)}")
     return 0
 
@@ -112,13 +104,9 @@ def _ingest(args: argparse.Namespace) -> int:
         return 2
     tags = [tag.strip().lower() for tag in (args.tags or "").split(",") if tag.strip()]
     files = list(walk([Path(p) for p in args.paths]))
-    url = embedded.resolve_url(settings)
-    try:
+    with embedded.attached(settings) as url:
         migrate.upgrade(settings, url)
         report = asyncio.run(_ingest_async(settings, url, files, args.workspace, tags))
-    finally:
-        if not settings.database_url:
-            embedded.release(settings.data_dir)
     counts = report.counts
     print(
         f"{len(files)} files: {counts['added']} added, {counts['updated']} updated, "
@@ -197,12 +185,8 @@ def _eval(args: argparse.Namespace) -> int:
     settings = _settings()
     configure_logging("WARNING")
     modes = MODES if args.mode == "all" else (args.mode,)
-    try:
-        with _progress_bars() as progress:
-            report = asyncio.run(evaluate(settings, Path(args.data), modes, args.top_k, progress))
-    finally:
-        if not settings.database_url:
-            embedded.release(settings.data_dir)
+    with embedded.attached(settings), _progress_bars() as progress:
+        report = asyncio.run(evaluate(settings, Path(args.data), modes, args.top_k, progress))
     if args.json:
         print(json.dumps(report))
     else:
@@ -226,12 +210,8 @@ def _bench(args: argparse.Namespace) -> int:
 
     settings = _settings()
     configure_logging("WARNING")
-    try:
-        with _progress_bars() as progress:
-            report = asyncio.run(bench(settings, args.sizes, progress))
-    finally:
-        if not settings.database_url:
-            embedded.release(settings.data_dir)
+    with embedded.attached(settings), _progress_bars() as progress:
+        report = asyncio.run(bench(settings, args.sizes, progress))
     if args.json:
         print(json.dumps(report))
         return 0
@@ -266,13 +246,9 @@ def _reembed(_args: argparse.Namespace) -> int:
 
     settings = _settings()
     configure_logging("WARNING")
-    url = embedded.resolve_url(settings)
-    try:
+    with embedded.attached(settings) as url:
         migrate.upgrade(settings, url)
         count = asyncio.run(_reembed_async(settings, url))
-    finally:
-        if not settings.database_url:
-            embedded.release(settings.data_dir)
     print(
         f"re-embedded {count} chunks with {settings.embeddings_provider}:"
         f"{settings.embeddings_model} ({settings.embeddings_dim}-d)"
@@ -315,9 +291,8 @@ def _in_transaction(work: Callable[[WriteConnection], Awaitable[T]]) -> T:
     from app.db.engine import Database
 
     settings = _settings()
-    url = embedded.resolve_url(settings)
 
-    async def run() -> T:
+    async def run(url: str) -> T:
         db = Database(url)
         try:
             async with db.write() as conn:
@@ -325,12 +300,9 @@ def _in_transaction(work: Callable[[WriteConnection], Awaitable[T]]) -> T:
         finally:
             await db.dispose()
 
-    try:
+    with embedded.attached(settings) as url:
         migrate.upgrade(settings, url)
-        return asyncio.run(run())
-    finally:
-        if not settings.database_url:
-            embedded.release(settings.data_dir)
+        return asyncio.run(run(url))
 
 
 def _users_create(args: argparse.Namespace) -> int:

@@ -250,11 +250,8 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     settings = Settings(embeddings_provider="hash")
-    try:
+    with embedded.attached(settings):
         report = asyncio.run(measure(args.documents, args.queries))
-    finally:
-        if not settings.database_url:
-            embedded.release(settings.data_dir)
     if args.json:
         print(json.dumps(report))
         return 0

@@ -12,6 +12,8 @@ import json
 import logging
 import os
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +131,19 @@ def server_pid(data_dir: Path) -> int | None:
     except (FileNotFoundError, IndexError, ValueError):
         return None
     return pid if psutil.pid_exists(pid) else None
+
+
+@contextmanager
+def attached(settings: Settings) -> Iterator[str]:
+    """The database's URL for the block: DATABASE_URL, or the embedded server's (started, or
+    attached to); when the block ends this process detaches, and the server stops if it was
+    the last one attached."""
+    url = resolve_url(settings)
+    try:
+        yield url
+    finally:
+        if not settings.database_url:
+            release(settings.data_dir)
 
 
 def resolve_url(settings: Settings) -> str:
