@@ -13,6 +13,7 @@ import ipaddress
 import json
 import secrets
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -24,6 +25,8 @@ from app.access import capabilities
 from app.access.principal import Principal
 from app.auth import oauth_queries as queries
 from app.auth.crypto import SecretBox
+from app.auth.oauth_queries import ClientMetadata as ClientMetadata
+from app.auth.oauth_queries import Code, ConsentParams, Token
 from app.auth.schemas import Connection, ConsentRequest
 from app.auth.tokens import sha256
 from app.db.engine import ReadConnection, WriteConnection
@@ -129,7 +132,7 @@ class InvalidClientMetadata(Exception):
     """Registration metadata this server will not store; the message names the field."""
 
 
-def _has_nul(value: Any) -> bool:
+def _has_nul(value: object) -> bool:
     if isinstance(value, str):
         return "\x00" in value
     if isinstance(value, dict):
@@ -139,12 +142,12 @@ def _has_nul(value: Any) -> bool:
     return False
 
 
-def _check_length(field: str, value: Any, limit: int) -> None:
+def _check_length(field: str, value: object, limit: int) -> None:
     if value is not None and len(str(value)) > limit:
         raise InvalidClientMetadata(f"{field}: at most {limit} characters")
 
 
-def check_client_metadata(metadata: dict[str, Any]) -> None:
+def check_client_metadata(metadata: Mapping[str, Any]) -> None:
     """Refuse metadata with a NUL (PostgreSQL stores none) or over a limit.
 
     Raises:
@@ -169,7 +172,7 @@ def check_client_metadata(metadata: dict[str, Any]) -> None:
 
 
 async def register_client(
-    conn: WriteConnection, box: SecretBox, metadata: dict[str, Any], client_secret: str | None
+    conn: WriteConnection, box: SecretBox, metadata: ClientMetadata, client_secret: str | None
 ) -> None:
     """Store a dynamically registered client (RFC 7591); a confidential client's secret is
     sealed, because the SDK compares it in plain form.
@@ -181,26 +184,25 @@ async def register_client(
     check_client_metadata(metadata)
     for uri in metadata.get("redirect_uris") or []:
         check_redirect_uri(str(uri))
-    stored = {k: v for k, v in metadata.items() if k != "client_secret"}
+    stored = metadata.copy()
+    stored.pop("client_secret", None)
     await queries.insert_client(
         conn,
-        {
-            "client_id": metadata["client_id"],
-            "client_secret_encrypted": box.seal(client_secret) if client_secret else None,
-            "client_name": metadata.get("client_name"),
-            "redirect_uris": [str(u) for u in metadata.get("redirect_uris") or []],
-            "metadata": stored,
-        },
+        client_id=metadata["client_id"],
+        client_secret_encrypted=box.seal(client_secret) if client_secret else None,
+        client_name=metadata.get("client_name"),
+        redirect_uris=[str(u) for u in metadata.get("redirect_uris") or []],
+        metadata=stored,
     )
 
 
-async def get_client(conn: ReadConnection, box: SecretBox, client_id: str) -> dict[str, Any] | None:
+async def get_client(conn: ReadConnection, box: SecretBox, client_id: str) -> ClientMetadata | None:
     """A client's registration, with its secret unsealed; None when unknown."""
     row = await queries.get_client(conn, client_id)
     if row is None:
         return None
-    metadata = dict(row["metadata"])
-    sealed = row["client_secret_encrypted"]
+    metadata = row.metadata.copy()
+    sealed = row.client_secret_encrypted
     metadata["client_secret"] = box.open(sealed) if sealed else None
     return metadata
 
@@ -208,17 +210,11 @@ async def get_client(conn: ReadConnection, box: SecretBox, client_id: str) -> di
 # --- consent --------------------------------------------------------------------------------
 
 
-async def begin_authorization(conn: WriteConnection, client_id: str, params: dict[str, Any]) -> str:
+async def begin_authorization(conn: WriteConnection, client_id: str, params: ConsentParams) -> str:
     """Store a validated /authorize request until the person answers; returns its id."""
     tx = secrets.token_urlsafe(24)
     await queries.insert_authorization(
-        conn,
-        {
-            "id": tx,
-            "client_id": client_id,
-            "params": params,
-            "expires_at": queries.expires_in(TRANSACTION_TTL_S),
-        },
+        conn, tx=tx, client_id=client_id, params=params, expires_in_s=TRANSACTION_TTL_S
     )
     return tx
 
@@ -241,10 +237,10 @@ async def consent_request(conn: ReadConnection, principal: Principal, tx: str) -
     row = await queries.open_authorization(conn, tx)
     if row is None:
         raise NotFound("this authorization request is unknown, expired or already answered")
-    params = row["params"]
+    params = row.params
     return ConsentRequest(
-        client_id=row["client_id"],
-        client_name=row["client_name"] or row["client_id"],
+        client_id=row.client_id,
+        client_name=row.client_name or row.client_id,
         # Anyone may register any name: the screen says so, and leads with where the answer
         # goes, which the client cannot dress up.
         client_name_self_declared=True,
@@ -285,7 +281,7 @@ async def answer_consent(
     row = await queries.open_authorization(conn, tx)
     if row is None or not await queries.answer_authorization(conn, tx, user_id):
         raise NotFound("this authorization request is unknown, expired or already answered")
-    params = row["params"]
+    params = row.params
     if not approve:
         return with_query(
             params["redirect_uri"], error="access_denied", state=params.get("state"), iss=issuer
@@ -293,38 +289,36 @@ async def answer_consent(
     code = CODE_PREFIX + secrets.token_urlsafe(32)
     await queries.insert_code(
         conn,
-        {
-            "code_sha256": sha256(code),
-            "client_id": row["client_id"],
-            "user_id": user_id,
-            "scopes": params["scopes"],
-            "code_challenge": params["code_challenge"],
-            "redirect_uri": params["redirect_uri"],
-            "redirect_uri_provided_explicitly": params["redirect_uri_provided_explicitly"],
-            "resource": params.get("resource"),
-            "expires_at": queries.expires_in(CODE_TTL_S),
-        },
+        code_sha256=sha256(code),
+        client_id=row.client_id,
+        user_id=user_id,
+        scopes=params["scopes"],
+        code_challenge=params["code_challenge"],
+        redirect_uri=params["redirect_uri"],
+        redirect_uri_provided_explicitly=params["redirect_uri_provided_explicitly"],
+        resource=params.get("resource"),
+        expires_in_s=CODE_TTL_S,
     )
-    await queries.upsert_consent(conn, user_id, row["client_id"], params["scopes"])
-    await queries.mark_client_authorized(conn, row["client_id"])
+    await queries.upsert_consent(conn, user_id, row.client_id, params["scopes"])
+    await queries.mark_client_authorized(conn, row.client_id)
     return with_query(params["redirect_uri"], code=code, state=params.get("state"), iss=issuer)
 
 
 # --- codes and tokens -----------------------------------------------------------------------
 
 
-async def load_code(conn: WriteConnection, client_id: str, code: str) -> dict[str, Any] | None:
+async def load_code(conn: WriteConnection, client_id: str, code: str) -> Code | None:
     """An unused code of this client; None otherwise. Presenting a code that was redeemed
     already revokes the tokens it issued (RFC 6749 §4.1.2): the code has leaked, and whoever
     redeemed it first may not be its client."""
     row = await queries.get_code(conn, sha256(code), client_id)
     if row is None:
         return None
-    if row["used_at"] is not None:
-        if row["family_id"] is not None:
-            await queries.revoke_family(conn, row["family_id"])
+    if row.used_at is not None:
+        if row.family_id is not None:
+            await queries.revoke_family(conn, row.family_id)
         return None
-    return dict(row)
+    return row
 
 
 @dataclass(frozen=True, slots=True)
@@ -346,29 +340,17 @@ async def _issue(
 ) -> IssuedTokens:
     access = ACCESS_PREFIX + secrets.token_urlsafe(32)
     refresh = REFRESH_PREFIX + secrets.token_urlsafe(32)
-    common = {
-        "client_id": client_id,
-        "user_id": user_id,
-        "scopes": scopes,
-        "resource": resource,
-        "family_id": family_id,
-    }
     await queries.insert_tokens(
         conn,
-        [
-            {
-                **common,
-                "token_sha256": sha256(access),
-                "kind": "access",
-                "expires_at": queries.expires_in(ACCESS_TTL_S),
-            },
-            {
-                **common,
-                "token_sha256": sha256(refresh),
-                "kind": "refresh",
-                "expires_at": queries.expires_in(REFRESH_TTL_S),
-            },
-        ],
+        client_id=client_id,
+        user_id=user_id,
+        scopes=scopes,
+        resource=resource,
+        family_id=family_id,
+        access_sha256=sha256(access),
+        access_expires_in_s=ACCESS_TTL_S,
+        refresh_sha256=sha256(refresh),
+        refresh_expires_in_s=REFRESH_TTL_S,
     )
     return IssuedTokens(access, refresh, ACCESS_TTL_S, scopes)
 
@@ -386,30 +368,28 @@ async def exchange_code(conn: WriteConnection, client_id: str, code: str) -> Iss
         # A redemption racing this one won: revoke what it issued, as a later reuse would.
         await load_code(conn, client_id, code)
         raise InvalidGrant("the authorization code was used already")
-    if not await queries.lock_consent(conn, row["user_id"], client_id):
+    if not await queries.lock_consent(conn, row.user_id, client_id):
         raise InvalidGrant("the person has disconnected this client")
     return await _issue(
         conn,
         client_id=client_id,
-        user_id=row["user_id"],
-        scopes=list(row["scopes"]),
-        resource=row["resource"],
+        user_id=row.user_id,
+        scopes=list(row.scopes),
+        resource=row.resource,
         family_id=family_id,
     )
 
 
-async def load_refresh_token(
-    conn: WriteConnection, client_id: str, token: str
-) -> dict[str, Any] | None:
+async def load_refresh_token(conn: WriteConnection, client_id: str, token: str) -> Token | None:
     """A live refresh token of this client; None otherwise. Presenting one that was already
     used revokes its whole family: a used refresh token in the wild means a stolen one."""
     row = await queries.get_token(conn, sha256(token), "refresh", client_id)
-    if row is None or row["revoked_at"] is not None:
+    if row is None or row.revoked_at is not None:
         return None
-    if row["used_at"] is not None:
-        await queries.revoke_family(conn, row["family_id"])
+    if row.used_at is not None:
+        await queries.revoke_family(conn, row.family_id)
         return None
-    return dict(row)
+    return row
 
 
 async def rotate_refresh_token(
@@ -425,21 +405,21 @@ async def rotate_refresh_token(
     row = await queries.get_token(conn, sha256(token), "refresh", client_id)
     if row is None:
         raise InvalidGrant("unknown refresh token")
-    if not await queries.lock_consent(conn, row["user_id"], client_id):
+    if not await queries.lock_consent(conn, row.user_id, client_id):
         raise InvalidGrant("the person has disconnected this client")
     if not await queries.use_refresh_token(conn, sha256(token)):
-        await queries.revoke_family(conn, row["family_id"])
+        await queries.revoke_family(conn, row.family_id)
         raise InvalidGrant("the refresh token was used already; its grant is revoked")
-    granted = list(row["scopes"])
+    granted = list(row.scopes)
     if any(scope not in granted for scope in scopes):
         raise ValidationFailed("scope: a refresh cannot widen the grant")
     return await _issue(
         conn,
         client_id=client_id,
-        user_id=row["user_id"],
+        user_id=row.user_id,
         scopes=scopes or granted,
-        resource=row["resource"],
-        family_id=row["family_id"],
+        resource=row.resource,
+        family_id=row.family_id,
     )
 
 
@@ -450,7 +430,7 @@ async def revoke(conn: WriteConnection, token: str) -> None:
     for kind in ("access", "refresh"):
         row = await queries.get_token(conn, hashed, kind)
         if row is not None:
-            await queries.revoke_family(conn, row["family_id"])
+            await queries.revoke_family(conn, row.family_id)
             return
 
 
@@ -473,12 +453,12 @@ async def connections(conn: ReadConnection, principal: Principal) -> list[Connec
         return []
     return [
         Connection(
-            client_id=row["client_id"],
-            client_name=row["client_name"] or row["client_id"],
-            redirect_hosts=sorted({urlsplit(u).netloc for u in row["redirect_uris"]}),
-            scopes=list(row["scopes"]),
-            created_at=row["created_at"],
-            last_used_at=row["last_used_at"],
+            client_id=row.client_id,
+            client_name=row.client_name or row.client_id,
+            redirect_hosts=sorted({urlsplit(u).netloc for u in row.redirect_uris}),
+            scopes=list(row.scopes),
+            created_at=row.created_at,
+            last_used_at=row.last_used_at,
         )
         for row in await queries.list_consents(conn, principal.user_id)
     ]

@@ -3,10 +3,12 @@ consents people gave. Codes and tokens are found by their sha256; nothing raw is
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Required, TypedDict
 from uuid import UUID
 
-from sqlalchemy import RowMapping, delete, func, insert, select, update
+from sqlalchemy import ColumnElement, delete, func, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from app.db.engine import ReadConnection, WriteConnection
@@ -19,13 +21,157 @@ from app.db.tables import (
 )
 
 
-async def insert_client(conn: WriteConnection, values: dict[str, Any]) -> None:
-    await conn.execute(insert(oauth_clients).values(**values))
+class ClientMetadata(TypedDict, total=False):
+    """A client's RFC 7591 registration as JSON (the SDK's `OAuthClientInformationFull`
+    dumped), stored whole in `oauth_clients.metadata`; the secret is stored sealed beside it,
+    never in it."""
+
+    client_id: Required[str]
+    client_secret: str | None
+    client_id_issued_at: int | None
+    client_secret_expires_at: int | None
+    redirect_uris: list[str] | None
+    token_endpoint_auth_method: str | None
+    grant_types: list[str]
+    response_types: list[str]
+    scope: str | None
+    client_name: str | None
+    client_uri: str | None
+    logo_uri: str | None
+    contacts: list[str] | None
+    tos_uri: str | None
+    policy_uri: str | None
+    jwks_uri: str | None
+    jwks: object
+    software_id: str | None
+    software_version: str | None
+    application_type: str | None
+    issuer: str | None
 
 
-async def get_client(conn: ReadConnection, client_id: str) -> RowMapping | None:
-    statement = select(oauth_clients).where(oauth_clients.c.client_id == client_id)
-    return (await conn.execute(statement)).mappings().first()
+class ConsentParams(TypedDict):
+    """A validated /authorize request, stored as JSON in `oauth_authorizations.params` until
+    the person answers."""
+
+    state: str | None
+    scopes: list[str]
+    code_challenge: str
+    redirect_uri: str
+    redirect_uri_provided_explicitly: bool
+    resource: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Client:
+    client_id: str
+    client_secret_encrypted: bytes | None
+    metadata: ClientMetadata
+
+
+@dataclass(frozen=True, slots=True)
+class OpenAuthorization:
+    """A consent transaction waiting for its answer, with the name its client gave itself."""
+
+    client_id: str
+    client_name: str | None
+    params: ConsentParams
+
+
+@dataclass(frozen=True, slots=True)
+class Code:
+    client_id: str
+    user_id: UUID
+    scopes: list[str]
+    code_challenge: str
+    redirect_uri: str
+    redirect_uri_provided_explicitly: bool
+    resource: str | None
+    expires_at: datetime
+    used_at: datetime | None
+    family_id: UUID | None  # the token family it issued, once redeemed
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    client_id: str
+    user_id: UUID
+    scopes: list[str]
+    resource: str | None
+    family_id: UUID
+    expires_at: datetime
+    used_at: datetime | None
+    revoked_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Consent:
+    """A client a person authorised, with when it last got a token."""
+
+    client_id: str
+    client_name: str | None
+    redirect_uris: list[str]
+    scopes: list[str]
+    created_at: datetime
+    last_used_at: datetime | None
+
+
+def _expires_in(seconds: int) -> ColumnElement[datetime]:
+    return func.now() + func.make_interval(0, 0, 0, 0, 0, 0, seconds)
+
+
+_CODE = [
+    oauth_codes.c.client_id,
+    oauth_codes.c.user_id,
+    oauth_codes.c.scopes,
+    oauth_codes.c.code_challenge,
+    oauth_codes.c.redirect_uri,
+    oauth_codes.c.redirect_uri_provided_explicitly,
+    oauth_codes.c.resource,
+    oauth_codes.c.expires_at,
+    oauth_codes.c.used_at,
+    oauth_codes.c.family_id,
+]
+
+_TOKEN = [
+    oauth_tokens.c.client_id,
+    oauth_tokens.c.user_id,
+    oauth_tokens.c.scopes,
+    oauth_tokens.c.resource,
+    oauth_tokens.c.family_id,
+    oauth_tokens.c.expires_at,
+    oauth_tokens.c.used_at,
+    oauth_tokens.c.revoked_at,
+]
+
+
+async def insert_client(
+    conn: WriteConnection,
+    *,
+    client_id: str,
+    client_secret_encrypted: bytes | None,
+    client_name: str | None,
+    redirect_uris: list[str],
+    metadata: ClientMetadata,
+) -> None:
+    await conn.execute(
+        insert(oauth_clients).values(
+            client_id=client_id,
+            client_secret_encrypted=client_secret_encrypted,
+            client_name=client_name,
+            redirect_uris=redirect_uris,
+            metadata=metadata,
+        )
+    )
+
+
+async def get_client(conn: ReadConnection, client_id: str) -> Client | None:
+    statement = select(
+        oauth_clients.c.client_id,
+        oauth_clients.c.client_secret_encrypted,
+        oauth_clients.c.metadata,
+    ).where(oauth_clients.c.client_id == client_id)
+    row = (await conn.execute(statement)).mappings().first()
+    return None if row is None else Client(**row)
 
 
 async def mark_client_authorized(conn: WriteConnection, client_id: str) -> None:
@@ -50,14 +196,24 @@ async def delete_unauthorized_clients(conn: WriteConnection, older_than_s: int) 
     return result.rowcount
 
 
-async def insert_authorization(conn: WriteConnection, values: dict[str, Any]) -> None:
-    await conn.execute(insert(oauth_authorizations).values(**values))
+async def insert_authorization(
+    conn: WriteConnection, *, tx: str, client_id: str, params: ConsentParams, expires_in_s: int
+) -> None:
+    await conn.execute(
+        insert(oauth_authorizations).values(
+            id=tx, client_id=client_id, params=params, expires_at=_expires_in(expires_in_s)
+        )
+    )
 
 
-async def open_authorization(conn: ReadConnection, tx: str) -> RowMapping | None:
+async def open_authorization(conn: ReadConnection, tx: str) -> OpenAuthorization | None:
     """An unexpired, unanswered consent transaction, with its client."""
     statement = (
-        select(oauth_authorizations, oauth_clients.c.client_name, oauth_clients.c.metadata)
+        select(
+            oauth_authorizations.c.client_id,
+            oauth_clients.c.client_name,
+            oauth_authorizations.c.params,
+        )
         .join(oauth_clients, oauth_clients.c.client_id == oauth_authorizations.c.client_id)
         .where(
             oauth_authorizations.c.id == tx,
@@ -65,7 +221,8 @@ async def open_authorization(conn: ReadConnection, tx: str) -> RowMapping | None
             oauth_authorizations.c.answered_at.is_(None),
         )
     )
-    return (await conn.execute(statement)).mappings().first()
+    row = (await conn.execute(statement)).mappings().first()
+    return None if row is None else OpenAuthorization(**row)
 
 
 async def answer_authorization(conn: WriteConnection, tx: str, user_id: UUID) -> bool:
@@ -83,20 +240,45 @@ async def answer_authorization(conn: WriteConnection, tx: str, user_id: UUID) ->
     return result.rowcount == 1
 
 
-async def insert_code(conn: WriteConnection, values: dict[str, Any]) -> None:
-    await conn.execute(insert(oauth_codes).values(**values))
+async def insert_code(
+    conn: WriteConnection,
+    *,
+    code_sha256: str,
+    client_id: str,
+    user_id: UUID,
+    scopes: list[str],
+    code_challenge: str,
+    redirect_uri: str,
+    redirect_uri_provided_explicitly: bool,
+    resource: str | None,
+    expires_in_s: int,
+) -> None:
+    await conn.execute(
+        insert(oauth_codes).values(
+            code_sha256=code_sha256,
+            client_id=client_id,
+            user_id=user_id,
+            scopes=scopes,
+            code_challenge=code_challenge,
+            redirect_uri=redirect_uri,
+            redirect_uri_provided_explicitly=redirect_uri_provided_explicitly,
+            resource=resource,
+            expires_at=_expires_in(expires_in_s),
+        )
+    )
 
 
-async def get_code(conn: ReadConnection, code_sha256: str, client_id: str) -> RowMapping | None:
-    statement = select(oauth_codes).where(
+async def get_code(conn: ReadConnection, code_sha256: str, client_id: str) -> Code | None:
+    statement = select(*_CODE).where(
         oauth_codes.c.code_sha256 == code_sha256, oauth_codes.c.client_id == client_id
     )
-    return (await conn.execute(statement)).mappings().first()
+    row = (await conn.execute(statement)).mappings().first()
+    return None if row is None else Code(**row)
 
 
 async def take_code(
     conn: WriteConnection, code_sha256: str, client_id: str, family_id: UUID
-) -> RowMapping | None:
+) -> Code | None:
     """Mark a code used by the token family `family_id` and return it; None when it was used
     already: a code is redeemed once, however many try at once (the row lock queues them)."""
     result = await conn.execute(
@@ -107,25 +289,64 @@ async def take_code(
             oauth_codes.c.used_at.is_(None),
         )
         .values(used_at=func.now(), family_id=family_id)
-        .returning(*oauth_codes.c)
+        .returning(*_CODE)
     )
-    return result.mappings().first()
+    row = result.mappings().first()
+    return None if row is None else Code(**row)
 
 
-async def insert_tokens(conn: WriteConnection, rows: list[dict[str, Any]]) -> None:
+async def insert_tokens(
+    conn: WriteConnection,
+    *,
+    client_id: str,
+    user_id: UUID,
+    scopes: list[str],
+    resource: str | None,
+    family_id: UUID,
+    access_sha256: str,
+    access_expires_in_s: int,
+    refresh_sha256: str,
+    refresh_expires_in_s: int,
+) -> None:
+    """Store a grant's access and refresh token, of one family."""
+    common = {
+        "client_id": client_id,
+        "user_id": user_id,
+        "scopes": scopes,
+        "resource": resource,
+        "family_id": family_id,
+    }
     # One multi-row VALUES, not executemany: the expiry of each row is a SQL expression.
-    await conn.execute(insert(oauth_tokens).values(rows))
+    await conn.execute(
+        insert(oauth_tokens).values(
+            [
+                {
+                    **common,
+                    "token_sha256": access_sha256,
+                    "kind": "access",
+                    "expires_at": _expires_in(access_expires_in_s),
+                },
+                {
+                    **common,
+                    "token_sha256": refresh_sha256,
+                    "kind": "refresh",
+                    "expires_at": _expires_in(refresh_expires_in_s),
+                },
+            ]
+        )
+    )
 
 
 async def get_token(
     conn: ReadConnection, token_sha256: str, kind: str, client_id: str | None = None
-) -> RowMapping | None:
-    statement = select(oauth_tokens).where(
+) -> Token | None:
+    statement = select(*_TOKEN).where(
         oauth_tokens.c.token_sha256 == token_sha256, oauth_tokens.c.kind == kind
     )
     if client_id is not None:
         statement = statement.where(oauth_tokens.c.client_id == client_id)
-    return (await conn.execute(statement)).mappings().first()
+    row = (await conn.execute(statement)).mappings().first()
+    return None if row is None else Token(**row)
 
 
 async def use_refresh_token(conn: WriteConnection, token_sha256: str) -> bool:
@@ -206,7 +427,7 @@ async def delete_consent(conn: WriteConnection, user_id: UUID, client_id: str) -
     return result.rowcount == 1
 
 
-async def list_consents(conn: ReadConnection, user_id: UUID) -> list[RowMapping]:
+async def list_consents(conn: ReadConnection, user_id: UUID) -> list[Consent]:
     """The clients a person authorised, with when each last got a token."""
     last_token = (
         select(func.max(oauth_tokens.c.created_at))
@@ -230,7 +451,7 @@ async def list_consents(conn: ReadConnection, user_id: UUID) -> list[RowMapping]
         .where(oauth_consents.c.user_id == user_id)
         .order_by(oauth_consents.c.created_at.desc())
     )
-    return list((await conn.execute(statement)).mappings())
+    return [Consent(**row) for row in (await conn.execute(statement)).mappings()]
 
 
 async def delete_expired(conn: WriteConnection) -> dict[str, int]:
@@ -242,7 +463,3 @@ async def delete_expired(conn: WriteConnection) -> dict[str, int]:
         result = await conn.execute(delete(table).where(table.c.expires_at <= func.now()))
         counts[table.name] = result.rowcount
     return counts
-
-
-def expires_in(seconds: int) -> Any:
-    return func.now() + func.make_interval(0, 0, 0, 0, 0, 0, seconds)

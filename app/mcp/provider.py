@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, cast
 
 from mcp.server.auth.provider import (
     AccessToken,
@@ -101,7 +101,10 @@ class CorpusAuthProvider(
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         store = self._store()
-        metadata = client_info.model_dump(mode="json", exclude_none=True)
+        # The SDK's model dumped as JSON is exactly what ClientMetadata describes.
+        metadata = cast(
+            oauth.ClientMetadata, client_info.model_dump(mode="json", exclude_none=True)
+        )
         try:
             async with store.db.write() as conn:
                 await oauth.register_client(conn, store.box, metadata, client_info.client_secret)
@@ -147,14 +150,14 @@ class CorpusAuthProvider(
             return None
         return AuthorizationCode(
             code=authorization_code,
-            scopes=list(row["scopes"]),
-            expires_at=row["expires_at"].timestamp(),
-            client_id=row["client_id"],
-            code_challenge=row["code_challenge"],
-            redirect_uri=AnyUrl(row["redirect_uri"]),
-            redirect_uri_provided_explicitly=row["redirect_uri_provided_explicitly"],
-            resource=row["resource"],
-            subject=str(row["user_id"]),
+            scopes=list(row.scopes),
+            expires_at=row.expires_at.timestamp(),
+            client_id=row.client_id,
+            code_challenge=row.code_challenge,
+            redirect_uri=AnyUrl(row.redirect_uri),
+            redirect_uri_provided_explicitly=row.redirect_uri_provided_explicitly,
+            resource=row.resource,
+            subject=str(row.user_id),
         )
 
     async def exchange_authorization_code(
@@ -184,11 +187,11 @@ class CorpusAuthProvider(
             return None
         return RefreshToken(
             token=refresh_token,
-            client_id=row["client_id"],
-            scopes=list(row["scopes"]),
-            expires_at=_timestamp(row["expires_at"]),
-            resource=row["resource"],
-            subject=str(row["user_id"]),
+            client_id=row.client_id,
+            scopes=list(row.scopes),
+            expires_at=_timestamp(row.expires_at),
+            resource=row.resource,
+            subject=str(row.user_id),
         )
 
     async def exchange_refresh_token(
