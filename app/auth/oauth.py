@@ -25,6 +25,8 @@ from app.access import capabilities
 from app.access.principal import Principal
 from app.auth import oauth_queries as queries
 from app.auth.crypto import SecretBox
+
+# Re-exported for the provider, which may not import the queries (import-linter).
 from app.auth.oauth_queries import ClientMetadata as ClientMetadata
 from app.auth.oauth_queries import Code, ConsentParams, Token
 from app.auth.schemas import Connection, ConsentRequest

@@ -23,8 +23,8 @@ from app.db.tables import (
 
 class ClientMetadata(TypedDict, total=False):
     """A client's RFC 7591 registration as JSON (the SDK's `OAuthClientInformationFull`
-    dumped), stored whole in `oauth_clients.metadata`; the secret is stored sealed beside it,
-    never in it."""
+    dumped), stored in `oauth_clients.metadata` without its secret, which is sealed beside it;
+    `oauth.get_client` puts the secret back, unsealed."""
 
     client_id: Required[str]
     client_secret: str | None
