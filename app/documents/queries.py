@@ -4,6 +4,7 @@ applies visibility (`org`, or private and owned by the caller) in the statement 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -19,8 +20,10 @@ from app.documents.schemas import (
     Document,
     DocumentFilters,
     DocumentWithContent,
+    Visibility,
     Workspace,
     WorkspaceCreate,
+    WorkspaceUpdate,
 )
 
 # --- workspaces -----------------------------------------------------------------------------
@@ -88,11 +91,13 @@ async def ensure_workspace(conn: WriteConnection, slug: str, title: str) -> UUID
     return workspace_id
 
 
-async def update_workspace(conn: WriteConnection, slug: str, values: dict[str, Any]) -> bool:
+async def update_workspace(conn: WriteConnection, slug: str, data: WorkspaceUpdate) -> bool:
+    """Write the fields the caller set (an explicit `license: null` means "from policy");
+    False when there is no such workspace."""
     result = await conn.execute(
         update(workspaces)
         .where(workspaces.c.slug == slug)
-        .values(**values, updated_at=func.now())
+        .values(**data.model_dump(exclude_unset=True), updated_at=func.now())
         .returning(workspaces.c.id)
     )
     return result.first() is not None
@@ -156,17 +161,39 @@ async def get_document(
     return DocumentWithContent.model_validate(dict(row)) if row else None
 
 
+@dataclass(frozen=True, slots=True)
+class DocumentRow:
+    """What an edit is checked against and builds on, whoever owns the document."""
+
+    id: UUID
+    workspace_id: UUID
+    owner_id: UUID | None
+    visibility: Visibility
+    title: str
+    content_sha256: str
+    version: int
+
+
 async def document_row(
     conn: ReadConnection, document_id: UUID, *, scope: str | None = None
-) -> RowMapping | None:
-    """The raw row, whoever owns it (within `scope`'s workspace, when set): for the service's
+) -> DocumentRow | None:
+    """The row, whoever owns it (within `scope`'s workspace, when set): for the service's
     permission checks only."""
-    statement = select(documents).where(documents.c.id == document_id)
+    statement = select(
+        documents.c.id,
+        documents.c.workspace_id,
+        documents.c.owner_id,
+        documents.c.visibility,
+        documents.c.title,
+        documents.c.content_sha256,
+        documents.c.version,
+    ).where(documents.c.id == document_id)
     if scope is not None:
         statement = statement.join(workspaces, workspaces.c.id == documents.c.workspace_id).where(
             workspaces.c.slug == scope
         )
-    return (await conn.execute(statement)).mappings().first()
+    row = (await conn.execute(statement)).mappings().first()
+    return None if row is None else DocumentRow(**row)
 
 
 def _owned_by(owner_id: UUID | None) -> ColumnElement[bool]:
@@ -193,18 +220,71 @@ async def find_by_source(
     return (await conn.execute(statement.order_by(documents.c.created_at).limit(1))).scalar()
 
 
-async def insert_document(conn: WriteConnection, values: dict[str, Any]) -> UUID:
-    result = await conn.execute(documents.insert().values(**values).returning(documents.c.id))
+async def insert_document(
+    conn: WriteConnection,
+    *,
+    workspace_id: UUID,
+    owner_id: UUID | None,
+    title: str,
+    source: str | None,
+    media_type: str,
+    visibility: Visibility,
+    tags: list[str],
+    content: str,
+    content_sha256: str,
+) -> UUID:
+    result = await conn.execute(
+        documents.insert()
+        .values(
+            workspace_id=workspace_id,
+            owner_id=owner_id,
+            title=title,
+            source=source,
+            media_type=media_type,
+            visibility=visibility,
+            tags=tags,
+            content=content,
+            content_sha256=content_sha256,
+        )
+        .returning(documents.c.id)
+    )
     document_id: UUID = result.scalar_one()
     return document_id
 
 
-async def update_document(conn: WriteConnection, document_id: UUID, values: dict[str, Any]) -> None:
-    await conn.execute(
+@dataclass(frozen=True, slots=True)
+class NewVersion:
+    """New content for a document, written together."""
+
+    content: str
+    content_sha256: str
+    version: int
+
+
+async def update_document(
+    conn: WriteConnection,
+    document_id: UUID,
+    *,
+    title: str,
+    visibility: Visibility,
+    tags: list[str] | None = None,
+    new_version: NewVersion | None = None,
+) -> None:
+    """Write the title and visibility, and the tags and content when given (None keeps them)."""
+    statement = (
         update(documents)
         .where(documents.c.id == document_id)
-        .values(**values, updated_at=func.now())
+        .values(title=title, visibility=visibility, updated_at=func.now())
     )
+    if tags is not None:
+        statement = statement.values(tags=tags)
+    if new_version is not None:
+        statement = statement.values(
+            content=new_version.content,
+            content_sha256=new_version.content_sha256,
+            version=new_version.version,
+        )
+    await conn.execute(statement)
 
 
 async def delete_document(conn: WriteConnection, document_id: UUID) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import Any, Literal
+from typing import Literal
 from uuid import UUID
 
 import numpy as np
@@ -97,8 +97,9 @@ async def update_workspace(
         "workspaces.manage", "only admins change workspaces, and not with a key bound to one"
     )
     # `license: null` is meaningful ("from policy"), so explicitly set fields are all applied.
-    values = changes(data, required=("title", "description", "tier"))
-    if values and not await queries.update_workspace(conn, slug, values):
+    if changes(data, required=("title", "description", "tier")) and not (
+        await queries.update_workspace(conn, slug, data)
+    ):
         raise NotFound(f"no workspace named {slug!r}")
     workspace = await queries.get_workspace(conn, slug)
     if workspace is None:
@@ -239,17 +240,15 @@ async def create(
     indexed = await _embed(embedder, data.title, data.content)
     document_id = await queries.insert_document(
         conn,
-        {
-            "workspace_id": workspace_id,
-            "owner_id": principal.user_id,
-            "title": data.title,
-            "source": data.source,
-            "media_type": media_type,
-            "visibility": data.visibility,
-            "tags": data.tags,
-            "content": data.content,
-            "content_sha256": digest,
-        },
+        workspace_id=workspace_id,
+        owner_id=principal.user_id,
+        title=data.title,
+        source=data.source,
+        media_type=media_type,
+        visibility=data.visibility,
+        tags=data.tags,
+        content=data.content,
+        content_sha256=digest,
     )
     await _write_chunks(
         conn,
@@ -433,7 +432,9 @@ async def read(
     )
 
 
-async def _editable(conn: ReadConnection, principal: Principal, document_id: UUID) -> Any:
+async def _editable(
+    conn: ReadConnection, principal: Principal, document_id: UUID
+) -> queries.DocumentRow:
     """The document's row when the caller may change it.
 
     Editors change their own documents; admins change any `org` document; a private document
@@ -441,8 +442,8 @@ async def _editable(conn: ReadConnection, principal: Principal, document_id: UUI
     """
     _require_editor(principal)
     row = await queries.document_row(conn, document_id, scope=principal.workspace_scope)
-    mine = row is not None and row["owner_id"] is not None and row["owner_id"] == principal.user_id
-    if row is None or (row["visibility"] == "private" and not mine):
+    mine = row is not None and row.owner_id is not None and row.owner_id == principal.user_id
+    if row is None or (row.visibility == "private" and not mine):
         raise NotFound("document not found")
     if not mine:
         principal.require("documents.manage", "editors may change only their own documents")
@@ -464,50 +465,54 @@ async def update(
         NotFound, Forbidden, ValidationFailed, TooLarge.
     """
     row = await _editable(conn, principal, document_id)
-    edits = changes(data, required=("title", "tags", "visibility", "content"))
-    title: str = edits.get("title", row["title"])
-    visibility: Visibility = edits.get("visibility", row["visibility"])
-    content: str | None = edits.get("content")
-    if visibility == "private" and row["owner_id"] is None:
+    # Null is refused for every field here, so None below means "left out".
+    changes(data, required=("title", "tags", "visibility", "content"))
+    title = data.title if data.title is not None else row.title
+    visibility = data.visibility if data.visibility is not None else row.visibility
+    content = data.content
+    if visibility == "private" and row.owner_id is None:
         raise ValidationFailed("visibility: a document without an owner cannot be private")
 
-    new_content = content is not None and _sha256(content) != row["content_sha256"]
+    new_content = content is not None and _sha256(content) != row.content_sha256
     indexed = None
     if new_content:
         assert content is not None
         _check_length(settings, content)
         indexed = await _embed(embedder, title, content)
-    values: dict[str, Any] = {"title": title, "visibility": visibility}
-    if "tags" in edits:
-        values["tags"] = edits["tags"]
-    reindex = new_content or title != row["title"] or visibility != row["visibility"]
-    if reindex and row["visibility"] == "org":
+    reindex = new_content or title != row.title or visibility != row.visibility
+    if reindex and row.visibility == "org":
         await index.count_in_statistics(conn, document_id, sign=-1)
-    private_owner = row["owner_id"] if visibility == "private" else None
+    private_owner = row.owner_id if visibility == "private" else None
+    new_version = None
     if indexed is not None:
         assert content is not None
-        values |= {
-            "content": content,
-            "content_sha256": _sha256(content),
-            "version": row["version"] + 1,
-        }
+        new_version = queries.NewVersion(
+            content=content, content_sha256=_sha256(content), version=row.version + 1
+        )
         await index.delete_chunks(conn, document_id)
         await _write_chunks(
             conn,
             indexed,
             document_id=document_id,
-            workspace_id=row["workspace_id"],
+            workspace_id=row.workspace_id,
             private_owner_id=private_owner,
             title=title,
         )
     else:
-        if title != row["title"]:
+        if title != row.title:
             await index.rewrite_lexemes(conn, document_id, title)
-        if visibility != row["visibility"]:
+        if visibility != row.visibility:
             await index.set_private_owner(conn, document_id, private_owner)
     if reindex and visibility == "org":
         await index.count_in_statistics(conn, document_id)
-    await queries.update_document(conn, document_id, values)
+    await queries.update_document(
+        conn,
+        document_id,
+        title=title,
+        visibility=visibility,
+        tags=data.tags,
+        new_version=new_version,
+    )
     return await _reread(conn, principal, document_id)
 
 
@@ -518,7 +523,7 @@ async def delete(conn: WriteConnection, principal: Principal, document_id: UUID)
         NotFound, Forbidden.
     """
     row = await _editable(conn, principal, document_id)
-    if row["visibility"] == "org":
+    if row.visibility == "org":
         await index.count_in_statistics(conn, document_id, sign=-1)
     await queries.delete_document(conn, document_id)
 
@@ -575,7 +580,7 @@ async def ingest_file(
     converted = await converter.to_markdown(data, filename=PurePath(source).name, content_type=None)
     row = await queries.document_row(conn, existing)
     assert row is not None
-    if row["content_sha256"] == _sha256(converted.markdown):
+    if row.content_sha256 == _sha256(converted.markdown):
         return "unchanged", await _reread(conn, principal, existing)
     updated = await update(
         conn,

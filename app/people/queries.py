@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import ColumnElement, RowMapping, delete, func, select, text, tuple_, update
+from sqlalchemy import ColumnElement, delete, func, select, text, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from app.db.engine import ReadConnection, WriteConnection
@@ -18,7 +18,7 @@ from app.db.tables import (
     sessions,
     users,
 )
-from app.people.schemas import AuditEntry, AuditFilters, User
+from app.people.schemas import AuditEntry, AuditFilters, Kind, Role, User, UserUpdate
 
 # No activity for this long makes an account "dormant" in the people list.
 DORMANT_AFTER = "60 days"
@@ -48,11 +48,29 @@ def _user_columns() -> list[Any]:
     ]
 
 
-async def insert_user(conn: WriteConnection, values: dict[str, Any]) -> UUID | None:
+async def insert_user(
+    conn: WriteConnection,
+    *,
+    email: str,
+    display_name: str,
+    password_hash: str | None,
+    role: Role,
+    kind: Kind,
+    must_change_password: bool = False,
+    oidc_subject: str | None = None,
+) -> UUID | None:
     """Insert an account; None when the email is taken (nothing written)."""
     result = await conn.execute(
         pg_insert(users)
-        .values(**values)
+        .values(
+            email=email,
+            display_name=display_name,
+            password_hash=password_hash,
+            role=role,
+            kind=kind,
+            must_change_password=must_change_password,
+            oidc_subject=oidc_subject,
+        )
         .on_conflict_do_nothing(index_elements=["email"])
         .returning(users.c.id)
     )
@@ -109,27 +127,35 @@ async def lock_active_admins(conn: WriteConnection) -> list[UUID]:
     return list((await conn.execute(statement)).scalars())
 
 
-async def update_user(conn: WriteConnection, user_id: UUID, values: dict[str, Any]) -> None:
+async def _update_user(conn: WriteConnection, user_id: UUID, **values: object) -> None:
     await conn.execute(
         update(users).where(users.c.id == user_id).values(**values, updated_at=func.now())
     )
 
 
-async def account_row(conn: ReadConnection, user_id: UUID) -> RowMapping | None:
-    """The fields an admin's change is checked against (and audited from)."""
-    statement = select(
-        users.c.id,
-        users.c.email,
-        users.c.role,
-        users.c.kind,
-        users.c.active,
-        users.c.display_name,
-        users.c.default_persona,
-        users.c.failed_logins,
-        users.c.locked_until,
-        users.c.oidc_subject,
-    ).where(users.c.id == user_id)
-    return (await conn.execute(statement)).mappings().first()
+async def update_account(conn: WriteConnection, user_id: UUID, data: UserUpdate) -> None:
+    """Write the fields the caller set (an explicit `persona: null` clears the default)."""
+    values = data.model_dump(exclude_unset=True)
+    if "persona" in values:
+        values["default_persona"] = values.pop("persona")
+    await _update_user(conn, user_id, **values)
+
+
+async def set_password_hash(
+    conn: WriteConnection, user_id: UUID, *, password_hash: str, must_change_password: bool
+) -> None:
+    await _update_user(
+        conn, user_id, password_hash=password_hash, must_change_password=must_change_password
+    )
+
+
+async def clear_lock(conn: WriteConnection, user_id: UUID) -> None:
+    """Forget failed sign-ins and lift any lock."""
+    await _update_user(conn, user_id, failed_logins=0, locked_until=None)
+
+
+async def link_oidc_subject(conn: WriteConnection, user_id: UUID, subject: str) -> None:
+    await _update_user(conn, user_id, oidc_subject=subject)
 
 
 async def end_sessions(conn: WriteConnection, user_id: UUID) -> int:
@@ -154,8 +180,29 @@ async def end_oauth_grants(conn: WriteConnection, user_id: UUID) -> int:
 # --- audit log ------------------------------------------------------------------------------
 
 
-async def insert_audit(conn: WriteConnection, values: dict[str, Any]) -> None:
-    await conn.execute(audit_log.insert().values(**values))
+async def insert_audit(
+    conn: WriteConnection,
+    *,
+    actor_id: UUID | None,
+    actor_email: str | None,
+    action: str,
+    target_type: str,
+    target_id: str | None,
+    before: dict[str, Any] | None,
+    after: dict[str, Any] | None,
+) -> None:
+    """`before` and `after` are JSON documents of the changed fields, never secrets."""
+    await conn.execute(
+        audit_log.insert().values(
+            actor_id=actor_id,
+            actor_email=actor_email,
+            action=action,
+            target_type=target_type,
+            target_id=target_id,
+            before=before,
+            after=after,
+        )
+    )
 
 
 async def list_audit(

@@ -55,15 +55,13 @@ async def record(
     together or not at all. Callers pass values, never secrets."""
     await queries.insert_audit(
         conn,
-        {
-            "actor_id": actor.user_id,
-            "actor_email": actor.email,
-            "action": action,
-            "target_type": target_type,
-            "target_id": str(target_id) if target_id is not None else None,
-            "before": before,
-            "after": after,
-        },
+        actor_id=actor.user_id,
+        actor_email=actor.email,
+        action=action,
+        target_type=target_type,
+        target_id=str(target_id) if target_id is not None else None,
+        before=before,
+        after=after,
     )
 
 
@@ -150,14 +148,12 @@ async def _insert_user(
     """
     user_id = await queries.insert_user(
         conn,
-        {
-            "email": email,
-            "display_name": data.display_name or email.split("@", 1)[0],
-            "password_hash": password_hash,
-            "role": data.role,
-            "kind": data.kind,
-            "must_change_password": must_change,
-        },
+        email=email,
+        display_name=data.display_name or email.split("@", 1)[0],
+        password_hash=password_hash,
+        role=data.role,
+        kind=data.kind,
+        must_change_password=must_change,
     )
     if user_id is None:
         raise Conflict("an account for this email address already exists")
@@ -292,8 +288,8 @@ async def update_person(
     if not edits:
         return user
     await _keep_an_admin(conn, user, edits.get("role", user.role), edits.get("active", user.active))
-    values = {("default_persona" if k == "persona" else k): v for k, v in edits.items()}
-    await queries.update_user(conn, user_id, values)
+    # Only the fields that change are written (and audited).
+    await queries.update_account(conn, user_id, UserUpdate.model_validate(edits))
     if "role" in edits or edits.get("active") is False:
         await queries.end_sessions(conn, user_id)
     await record(
@@ -359,8 +355,8 @@ async def store_password_hash(
     user = await _target(conn, user_id)
     if user.kind == "agent":
         raise ValidationFailed("agents have no password: they use API keys")
-    await queries.update_user(
-        conn, user_id, {"password_hash": password_hash, "must_change_password": must_change}
+    await queries.set_password_hash(
+        conn, user_id, password_hash=password_hash, must_change_password=must_change
     )
     await queries.end_sessions(conn, user_id)
     await queries.end_oauth_grants(conn, user_id)
@@ -404,7 +400,7 @@ async def unlock(conn: WriteConnection, principal: Principal, user_id: UUID) -> 
     """
     _require_people_admin(principal)
     user = await _target(conn, user_id)
-    await queries.update_user(conn, user_id, {"failed_logins": 0, "locked_until": None})
+    await queries.clear_lock(conn, user_id)
     await record(
         conn,
         principal,
@@ -428,7 +424,7 @@ async def sign_in_with_oidc(
     if user is None:
         user = await queries.get_user_by_email(conn, email)
         if user is not None:
-            await queries.update_user(conn, user.id, {"oidc_subject": subject})
+            await queries.link_oidc_subject(conn, user.id, subject)
             await record(
                 conn,
                 _self(user),
@@ -440,14 +436,12 @@ async def sign_in_with_oidc(
     if user is None:
         user_id = await queries.insert_user(
             conn,
-            {
-                "email": email,
-                "display_name": display_name or email.split("@", 1)[0],
-                "password_hash": None,
-                "role": default_role,
-                "kind": "human",
-                "oidc_subject": subject,
-            },
+            email=email,
+            display_name=display_name or email.split("@", 1)[0],
+            password_hash=None,
+            role=default_role,
+            kind="human",
+            oidc_subject=subject,
         )
         if user_id is None:  # the email was taken meanwhile, by a concurrent sign-in
             raise Conflict("this account is being created by another sign-in; try again")
