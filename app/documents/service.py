@@ -315,46 +315,6 @@ async def convert_upload(
     return Upload(document=document, media_type=converted.media_type)
 
 
-async def create_from_file(
-    conn: WriteConnection,
-    principal: Principal,
-    embedder: Embedder,
-    settings: Settings,
-    *,
-    converter: Converter,
-    data: bytes,
-    filename: str | None,
-    content_type: str | None,
-    title: str | None,
-    workspace: str | None,
-    visibility: Visibility,
-    tags: list[str],
-    source: str | None,
-) -> DocumentCreated:
-    """Convert an uploaded file, then add it like pasted text (for callers that hold their
-    connection anyway: a folder walk).
-
-    Raises:
-        As `convert_upload` and `create`.
-    """
-    upload = await convert_upload(
-        principal,
-        settings,
-        converter=converter,
-        data=data,
-        filename=filename,
-        content_type=content_type,
-        title=title,
-        workspace=workspace,
-        visibility=visibility,
-        tags=tags,
-        source=source,
-    )
-    return await create(
-        conn, principal, embedder, settings, upload.document, media_type=upload.media_type
-    )
-
-
 async def get(
     conn: ReadConnection, principal: Principal, document_id: UUID
 ) -> DocumentWithContent | None:
@@ -550,7 +510,7 @@ async def ingest_file(
     content writes nothing.
 
     Raises:
-        UnsupportedMediaType, ValidationFailed, TooLarge: as `create_from_file`.
+        UnsupportedMediaType, ValidationFailed, TooLarge: as `convert_upload`.
     """
     _require_editor(principal)
     workspace_id = await queries.ensure_workspace(conn, workspace, workspace.title())
@@ -558,10 +518,8 @@ async def ingest_file(
         conn, workspace_id=workspace_id, owner_id=principal.user_id, source=source
     )
     if existing is None:
-        created = await create_from_file(
-            conn,
+        upload = await convert_upload(
             principal,
-            embedder,
             settings,
             converter=converter,
             data=data,
@@ -572,6 +530,9 @@ async def ingest_file(
             visibility=visibility,
             tags=tags,
             source=source,
+        )
+        created = await create(
+            conn, principal, embedder, settings, upload.document, media_type=upload.media_type
         )
         outcome: IngestOutcome = "unchanged" if created.unchanged else "added"
         return outcome, Document.model_validate(created.model_dump(exclude={"unchanged"}))
