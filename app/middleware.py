@@ -111,9 +111,12 @@ class UnavailableMiddleware:
 
 
 def _one_line(error: BaseException) -> str:
+    """The error's type and its driver's, never its message: SQLAlchemy's quotes the
+    statement's parameters, which may be a caller's data."""
     if isinstance(error, BaseExceptionGroup):
         error = error.exceptions[0]
-    return f"{type(error).__name__}: {error}".replace("\n", " ")
+    cause = getattr(error, "orig", None) or error.__cause__
+    return type(error).__name__ + (f" ({type(cause).__name__})" if cause is not None else "")
 
 
 class NulPathMiddleware:

@@ -9,7 +9,6 @@ loop, and at most CORPUS_HASH_WORKERS hashes cost CPU at once.
 from __future__ import annotations
 
 import asyncio
-import functools
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -22,15 +21,9 @@ from app.errors import ValidationFailed
 MIN_LENGTH = 10
 MAX_LENGTH = 256  # Argon2 takes any length; a cap keeps a megabyte "password" from costing CPU
 
-_hasher = PasswordHasher()
+# Verified against when an email is unknown, so that a failed sign-in costs the same work
+# whether or not the account exists (no timing oracle for which emails have accounts).
 _DUMMY_PASSWORD = "corpus-dummy-password-for-equal-work"
-
-
-@functools.cache
-def _dummy_hash() -> str:
-    """Verified against when an email is unknown, so that a failed sign-in costs the same work
-    whether or not the account exists (no timing oracle for which emails have accounts)."""
-    return _hasher.hash(_DUMMY_PASSWORD)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,19 +32,11 @@ class Verdict:
     needs_rehash: bool = False
 
 
-def hash_password(password: str) -> str:
-    return _hasher.hash(password)
-
-
-def verify_password(password_hash: str | None, password: str) -> Verdict:
-    """Check `password` against a stored hash; with no hash (unknown email, an agent, an
-    OpenID-only person) the dummy hash is verified instead and the answer is no."""
-    return _verify(_hasher, _dummy_hash, password_hash, password)
-
-
 def _verify(
     argon2: PasswordHasher, dummy: Callable[[], str], password_hash: str | None, password: str
 ) -> Verdict:
+    """Check `password` against a stored hash; with no hash (unknown email, an agent, an
+    OpenID-only person) the dummy hash is verified instead and the answer is no."""
     try:
         argon2.verify(password_hash or dummy(), password)
     except (VerifyMismatchError, VerificationError, InvalidHashError):
@@ -70,12 +55,10 @@ class Hasher:
     """
 
     def __init__(self, workers: int, argon2: PasswordHasher | None = None) -> None:
-        self._argon2 = argon2 or _hasher
+        self._argon2 = argon2 or PasswordHasher()
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="argon2")
-        # Made now, so that the first unknown email does not cost two hashes.
-        self._dummy: Future[str] = self._pool.submit(
-            _dummy_hash if argon2 is None else functools.partial(argon2.hash, _DUMMY_PASSWORD)
-        )
+        # Made now, in the pool, so that the first unknown email does not cost two hashes.
+        self._dummy: Future[str] = self._pool.submit(self._argon2.hash, _DUMMY_PASSWORD)
 
     async def hash(self, password: str) -> str:
         return await asyncio.get_running_loop().run_in_executor(
@@ -83,7 +66,8 @@ class Hasher:
         )
 
     async def verify(self, password_hash: str | None, password: str) -> Verdict:
-        """As `verify_password`, in the pool, with this hasher's parameters."""
+        """Check a password against a stored hash (`_verify`), in the pool; a stale hash (other
+        parameters than this hasher's) asks to be rehashed."""
         return await asyncio.get_running_loop().run_in_executor(
             self._pool, _verify, self._argon2, self._dummy.result, password_hash, password
         )

@@ -20,10 +20,10 @@ from app.people import passwords
 from app.people import service as people_service
 from app.people.schemas import UserCreate
 from tests.accounts import HASHER
-from tests.support import migrated_database, run_corpus, run_corpus_here
+from tests.support import CHEAP_ARGON2, migrated_database, run_corpus, run_corpus_here
 
 # Sign-up takes a password its caller checked and hashed.
-HASH = passwords.hash_password("a long passphrase")
+HASH = CHEAP_ARGON2.hash("a long passphrase")
 
 
 def _write(conn: AsyncConnection) -> WriteConnection:
@@ -61,7 +61,7 @@ async def test_a_person_is_stored_with_an_argon2id_hash_and_the_role_given(
     assert stored.startswith("$argon2id$")
     assert "correct horse battery" not in stored
     assert must_change is False
-    assert passwords.verify_password(stored, "correct horse battery").ok
+    assert (await HASHER.verify(stored, "correct horse battery")).ok
 
 
 async def test_a_person_without_a_password_gets_a_temporary_one_to_change(
@@ -73,7 +73,7 @@ async def test_a_person_without_a_password_gets_a_temporary_one_to_change(
     assert temporary is not None
     stored, must_change = await _stored_hash(conn, "temp@example.com")
     assert must_change is True
-    assert passwords.verify_password(stored, temporary).ok
+    assert (await HASHER.verify(stored, temporary)).ok
 
 
 async def test_agents_have_no_password(conn: AsyncConnection) -> None:
@@ -126,13 +126,17 @@ async def test_weak_passwords_are_refused(conn: AsyncConnection, password: str) 
     ).scalar() == 0
 
 
-def test_an_unknown_account_costs_a_real_verification_and_fails() -> None:
-    assert passwords.verify_password(None, "anything at all").ok is False
+async def test_an_unknown_account_costs_a_real_verification_and_fails() -> None:
+    assert (await HASHER.verify(None, "anything at all")).ok is False
 
 
-def test_a_hash_made_with_weaker_parameters_asks_to_be_rehashed() -> None:
+async def test_a_hash_made_with_weaker_parameters_asks_to_be_rehashed() -> None:
     old = PasswordHasher(time_cost=1, memory_cost=8192).hash("correct horse battery")
-    verdict = passwords.verify_password(old, "correct horse battery")
+    real = passwords.Hasher(workers=1)  # the default parameters, which new hashes get
+    try:
+        verdict = await real.verify(old, "correct horse battery")
+    finally:
+        real.close()
     assert verdict.ok
     assert verdict.needs_rehash
 
