@@ -20,13 +20,14 @@ from fastapi import Depends, Request
 
 from app.access.principal import Principal, require_password_changed
 from app.auth import service as auth_service
-from app.auth.tokens import API_KEY_PREFIX, SESSION_COOKIE, CookieSigner
+from app.auth.tokens import API_KEY_PREFIX
 from app.config import Settings
 from app.db.engine import ReadConnection, ShortTransaction, WriteConnection
 from app.errors import AppError, Forbidden, RateLimited, Unauthorized
 from app.people.passwords import Hasher
 from app.rag.embeddings.base import Embedder
 from app.resources import Resources
+from app.sessions.cookies import SESSION_COOKIE, CookieSigner
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 

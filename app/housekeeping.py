@@ -12,9 +12,9 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from app.auth import oauth
-from app.auth import service as auth_service
 from app.db.engine import Database
+from app.oauth import service as oauth
+from app.sessions import service as sessions_service
 
 logger = logging.getLogger(__name__)
 
@@ -27,7 +27,7 @@ async def prune_expired(db: Database) -> dict[str, int]:
     """Delete expired sessions, consent transactions, codes and tokens in one transaction;
     returns how many rows went from each table."""
     async with db.write() as conn:
-        counts = {"sessions": await auth_service.prune_expired_sessions(conn)}
+        counts = {"sessions": await sessions_service.prune_expired(conn)}
         counts |= await oauth.prune_expired(conn)
     return counts
 

@@ -18,13 +18,12 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app import housekeeping
-from app.auth.crypto import SecretBox
-from app.auth.tokens import CookieSigner
 from app.config import Settings, get_settings
 from app.db import embedded, migrate
 from app.db.engine import Database
 from app.documents.worker import Converter
 from app.errors import AppError, error_body
+from app.kit.secrets import SecretBox
 from app.mcp import server as mcp_server
 from app.middleware import (
     BodyLimitMiddleware,
@@ -50,6 +49,7 @@ from app.routers import (
     search,
     workspaces,
 )
+from app.sessions.cookies import CookieSigner
 from app.spa import allowed_methods, is_api_path, register_spa
 from app.system import service as system_service
 from app.throttle import Throttle

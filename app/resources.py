@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from app.auth.crypto import SecretBox
-from app.auth.tokens import CookieSigner
 from app.config import Settings
 from app.db.engine import Database
 from app.documents.worker import Converter
+from app.kit.secrets import SecretBox
 from app.people.passwords import Hasher
 from app.rag.embeddings.base import Embedder
+from app.sessions.cookies import CookieSigner
 from app.throttle import Throttle
 
 if TYPE_CHECKING:

@@ -16,11 +16,11 @@ from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app import housekeeping
-from app.auth import oauth
-from app.auth import service as auth_service
 from app.db.engine import Database, ReadConnection, WriteConnection
 from app.db.tables import oauth_authorizations, oauth_clients, oauth_codes, oauth_tokens, sessions
 from app.main import create_app
+from app.oauth import service as oauth
+from app.sessions import service as sessions_service
 from tests.accounts import make_account
 from tests.support import eventually, lifespan, make_settings, migrated_database
 
@@ -122,7 +122,7 @@ async def test_pruning_deletes_expired_rows_and_keeps_live_ones_and_spent_refres
     }
     write = WriteConnection(ReadConnection(conn))
 
-    sessions_pruned = await auth_service.prune_expired_sessions(write)
+    sessions_pruned = await sessions_service.prune_expired(write)
     counts = await oauth.prune_expired(write)
 
     assert await present(conn, seeded) == seeded.expected_after_pruning

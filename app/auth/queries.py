@@ -1,5 +1,7 @@
-"""SQL of sign-in: sessions, API keys, the login throttle, and resolving a credential to the
-account behind it."""
+"""SQL of API keys (this package's own table), and of resolving a credential to the account
+behind it: a session, a key or an OAuth access token, each joined to its account in one
+statement. Those lookups only read the sessions', OAuth's and people's tables; their writes
+belong to `app.sessions`, `app.oauth` and `app.people`."""
 
 from __future__ import annotations
 
@@ -8,28 +10,14 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import RowMapping, and_, case, delete, func, insert, literal, or_, select, update
-from sqlalchemy.dialects.postgresql import INTERVAL
-from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy import RowMapping, func, insert, select, update
 
 from app.access.capabilities import Role
 from app.access.principal import Kind
 from app.auth.schemas import ApiKey
 from app.db.engine import ReadConnection, WriteConnection
+from app.db.sql import stale
 from app.db.tables import api_keys, oauth_tokens, sessions, users, workspaces
-
-# Last-seen and last-used times are written at most this often, so that a busy client does
-# not turn every read into a write.
-TOUCH_EVERY = "1 minute"
-
-
-def _interval(value: str) -> Any:
-    return literal(value).cast(INTERVAL)
-
-
-def _stale(column: Any) -> ColumnElement[bool]:
-    return or_(column.is_(None), column < func.now() - _interval(TOUCH_EVERY))
-
 
 # --- who is behind a credential -------------------------------------------------------------
 
@@ -155,126 +143,12 @@ async def access_token_account(
     return None if row is None else TokenAccount(_account(row), row["client_id"])
 
 
-async def touch_session(conn: WriteConnection, session_id: UUID, user_id: UUID) -> None:
-    """Record activity, at most once per TOUCH_EVERY."""
-    await conn.execute(
-        update(sessions)
-        .where(sessions.c.id == session_id, _stale(sessions.c.last_seen_at))
-        .values(last_seen_at=func.now())
-    )
-    await touch_user(conn, user_id)
-
-
-async def touch_key(conn: WriteConnection, key_id: UUID, user_id: UUID) -> None:
+async def touch_key(conn: WriteConnection, key_id: UUID) -> None:
     await conn.execute(
         update(api_keys)
-        .where(api_keys.c.id == key_id, _stale(api_keys.c.last_used_at))
+        .where(api_keys.c.id == key_id, stale(api_keys.c.last_used_at))
         .values(last_used_at=func.now())
     )
-    await touch_user(conn, user_id)
-
-
-async def touch_user(conn: WriteConnection, user_id: UUID) -> None:
-    await conn.execute(
-        update(users)
-        .where(users.c.id == user_id, _stale(users.c.last_seen_at))
-        .values(last_seen_at=func.now())
-    )
-
-
-# --- sessions -------------------------------------------------------------------------------
-
-
-async def insert_session(
-    conn: WriteConnection, *, user_id: UUID, token_sha256: str, lifetime: str
-) -> datetime:
-    """Open a session; returns when it expires."""
-    result = await conn.execute(
-        insert(sessions)
-        .values(
-            user_id=user_id,
-            token_sha256=token_sha256,
-            expires_at=func.now() + _interval(lifetime),
-            last_seen_at=func.now(),
-        )
-        .returning(sessions.c.expires_at)
-    )
-    expires_at: datetime = result.scalar_one()
-    return expires_at
-
-
-async def delete_session(conn: WriteConnection, token_sha256: str) -> None:
-    await conn.execute(delete(sessions).where(sessions.c.token_sha256 == token_sha256))
-
-
-async def delete_expired_sessions(conn: WriteConnection, user_id: UUID | None = None) -> int:
-    """Delete expired sessions, of one account or of all; returns how many."""
-    statement = delete(sessions).where(sessions.c.expires_at <= func.now())
-    if user_id is not None:
-        statement = statement.where(sessions.c.user_id == user_id)
-    return (await conn.execute(statement)).rowcount
-
-
-# --- sign-in and the throttle ---------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Guess:
-    """A guess counted against an account: what to check it against."""
-
-    user_id: UUID
-    password_hash: str | None
-    active: bool
-
-
-async def reserve_guess(
-    conn: WriteConnection,
-    account: str | UUID,
-    *,
-    max_failures: int,
-    lock_for: str,
-) -> Guess | None:
-    """Count a password guess against the account (an email, or an id) before it is checked,
-    in one conditional UPDATE: concurrent guesses queue on the row lock, each sees the count
-    the last one left, and none is let through once the account is locked. Returns the hash
-    to check the guess against, or None when no account matches or it is locked (then nothing
-    is counted).
-
-    The guess that reaches `max_failures` locks the account at once; `signed_in` lifts the
-    lock and the count when that guess is right, so at most `max_failures` guesses are checked
-    per lock window. A lock that has run out starts the count again; a locked account counts
-    no further, so hammering it does not extend the lock.
-    """
-    expired_lock = and_(users.c.locked_until.is_not(None), users.c.locked_until <= func.now())
-    count = case((expired_lock, 1), else_=users.c.failed_logins + 1)
-    statement = (
-        update(users)
-        .where(
-            users.c.id == account if isinstance(account, UUID) else users.c.email == account,
-            or_(users.c.locked_until.is_(None), users.c.locked_until <= func.now()),
-        )
-        .values(
-            failed_logins=count,
-            locked_until=case(
-                (count >= max_failures, func.now() + _interval(lock_for)), else_=None
-            ),
-        )
-        .returning(users.c.id, users.c.password_hash, users.c.active)
-    )
-    row = (await conn.execute(statement)).mappings().first()
-    return None if row is None else Guess(row["id"], row["password_hash"], row["active"])
-
-
-async def signed_in(conn: WriteConnection, user_id: UUID, new_hash: str | None) -> bool:
-    """A right guess: the failure count starts again, and a stale hash is replaced. False when
-    the account was disabled meanwhile."""
-    values: dict[str, Any] = {"failed_logins": 0, "locked_until": None, "last_seen_at": func.now()}
-    if new_hash is not None:
-        values["password_hash"] = new_hash
-    result = await conn.execute(
-        update(users).where(users.c.id == user_id, users.c.active).values(**values)
-    )
-    return result.rowcount == 1
 
 
 # --- API keys -------------------------------------------------------------------------------
@@ -350,9 +224,3 @@ async def revoke_key(conn: WriteConnection, key_id: UUID) -> bool:
         .values(revoked_at=func.now())
     )
     return result.rowcount == 1
-
-
-async def workspace_id(conn: ReadConnection, slug: str) -> UUID | None:
-    result = await conn.execute(select(workspaces.c.id).where(workspaces.c.slug == slug))
-    value: UUID | None = result.scalar()
-    return value

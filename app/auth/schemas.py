@@ -12,7 +12,7 @@ from app.access.capabilities import McpTool, Role
 from app.access.principal import Kind
 from app.kit.types import Slug
 from app.people.schemas import DisplayName, PersonaSlug
-from app.schemas import JsonBool, NoNul
+from app.schemas import NoNul
 
 # Long enough for any password the rules accept; a cap keeps a megabyte body from costing CPU.
 Password = Annotated[str, Field(max_length=1000)]
@@ -87,41 +87,3 @@ class ApiKeyCreated(ApiKey):
 
 class ApiKeyList(BaseModel):
     items: list[ApiKey]
-
-
-class ConsentRequest(BaseModel):
-    """What a consent screen shows (API.md, "OAuth")."""
-
-    client_id: str
-    client_name: str
-    # Always true: a dynamically registered client names itself, and nobody vouches for it.
-    client_name_self_declared: bool
-    redirect_host: str
-    redirect_uri: str  # where the browser goes with the answer
-    scopes: list[str]
-    resource: str | None
-    role: Role  # the token will carry exactly this person's role
-    tools: list[McpTool]
-
-
-class ConsentAnswer(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    approve: JsonBool
-
-
-class ConsentRedirect(BaseModel):
-    redirect_to: str
-
-
-class Connection(BaseModel):
-    client_id: str
-    client_name: str
-    redirect_hosts: list[str]
-    scopes: list[str]
-    created_at: datetime
-    last_used_at: datetime | None
-
-
-class ConnectionList(BaseModel):
-    items: list[Connection]

@@ -1,5 +1,7 @@
-"""Signing in and the credentials behind every request: sessions, the login throttle, API keys,
-and resolving a credential to the `Principal` every service takes.
+"""Signing in and the credentials behind every request: the sign-in flows (password, OpenID
+Connect, sign-up), API keys, and resolving a session, key or OAuth token to the `Principal`
+every service takes. Sessions are `app.sessions`'s, the guess counter and accounts
+`app.people`'s, the audit log `app.audit`'s: this module calls down into them.
 
 Every failed sign-in — unknown email, wrong password, locked, disabled, an account without a
 password — gets the same error after the same work: one counting UPDATE (which matches no row
@@ -14,45 +16,25 @@ from uuid import UUID
 
 from app.access import capabilities
 from app.access.principal import Door, Principal
+from app.audit import service as audit
 from app.auth import queries
 from app.auth.schemas import ApiKey, ApiKeyCreate, ApiKeyCreated, Me, PasswordChange
-from app.auth.tokens import (
-    KEY_PREFIX_LENGTH,
-    SESSION_LIFETIME,
-    CookieSigner,
-    new_api_key,
-    new_session_token,
-    sha256,
-)
+from app.auth.tokens import KEY_PREFIX_LENGTH, new_api_key
 from app.db.engine import ReadConnection, ShortTransaction, WriteConnection
+from app.documents import service as documents_service
 from app.errors import Forbidden, InvalidCredentials, NotFound, SignupClosed, ValidationFailed
+from app.kit.secrets import sha256
 from app.people import passwords
 from app.people import service as people_service
 from app.people.passwords import Hasher
 from app.people.schemas import Role, User
+from app.sessions import service as sessions_service
+from app.sessions.cookies import CookieSigner
 
 MAX_FAILED_SIGN_INS = 8
 LOCK_FOR = "15 minutes"
 # One message for every failed sign-in, so the reply tells nothing about the account.
 SIGN_IN_FAILED = "the email or password is wrong, or the account may not sign in now"
-
-
-# --- sessions -------------------------------------------------------------------------------
-
-
-async def open_session(conn: WriteConnection, signer: CookieSigner, user_id: UUID) -> str:
-    """Start a session for the account; returns the signed cookie value (its only copy)."""
-    token = new_session_token()
-    await queries.delete_expired_sessions(conn, user_id)
-    await queries.insert_session(
-        conn, user_id=user_id, token_sha256=sha256(token), lifetime=SESSION_LIFETIME
-    )
-    return signer.sign(token)
-
-
-async def prune_expired_sessions(conn: WriteConnection) -> int:
-    """Delete every expired session (signing in prunes only the person's own); returns how many."""
-    return await queries.delete_expired_sessions(conn)
 
 
 async def sign_up(
@@ -85,7 +67,7 @@ async def sign_up(
             display_name=display_name,
             open_signup=open_signup,
         )
-        return user, await open_session(conn, signer, user.id)
+        return user, await sessions_service.open_session(conn, signer, user.id)
 
 
 async def login(
@@ -99,7 +81,7 @@ async def login(
     """Check an email and password and open a session.
 
     The guess is counted before it is checked, in a transaction of its own that a failure
-    does not roll back (`queries.reserve_guess`), and a right guess then lifts the count: so
+    does not roll back (`people_service.reserve_guess`), and a right guess then lifts the count: so
     concurrent guesses cannot outrun the lock. No connection is held while Argon2 runs.
 
     Raises:
@@ -107,7 +89,7 @@ async def login(
     """
     email = email.strip().lower()
     async with transaction() as conn:
-        guess = await queries.reserve_guess(
+        guess = await people_service.reserve_guess(
             conn, email, max_failures=MAX_FAILED_SIGN_INS, lock_for=LOCK_FOR
         )
     verdict = await hasher.verify(guess.password_hash if guess else None, password)
@@ -115,18 +97,16 @@ async def login(
         raise InvalidCredentials(SIGN_IN_FAILED)
     new_hash = await hasher.hash(password) if verdict.needs_rehash else None
     async with transaction() as conn:
-        if not await queries.signed_in(conn, guess.user_id, new_hash):
+        if not await people_service.accept_guess(conn, guess.user_id, new_hash):
             raise InvalidCredentials(SIGN_IN_FAILED)  # disabled while the guess was checked
         user = await people_service.get_person(conn, guess.user_id)
         assert user is not None
-        return user, await open_session(conn, signer, user.id)
+        return user, await sessions_service.open_session(conn, signer, user.id)
 
 
 async def logout(conn: WriteConnection, signer: CookieSigner, cookie: str | None) -> None:
     """End the session the cookie names, if any (signing out twice is not an error)."""
-    token = signer.unsign(cookie) if cookie else None
-    if token is not None:
-        await queries.delete_session(conn, sha256(token))
+    await sessions_service.close_session(conn, signer, cookie)
 
 
 async def change_password(
@@ -154,7 +134,7 @@ async def change_password(
         raise ValidationFailed("new_password: choose a password different from the current one")
     passwords.check_rules(data.new_password, email=principal.email)
     async with transaction() as conn:
-        guess = await queries.reserve_guess(
+        guess = await people_service.reserve_guess(
             conn, principal.user_id, max_failures=MAX_FAILED_SIGN_INS, lock_for=LOCK_FOR
         )
     verdict = await hasher.verify(guess.password_hash if guess else None, data.current_password)
@@ -162,7 +142,7 @@ async def change_password(
         raise InvalidCredentials("the current password is wrong, or the account is locked")
     new_hash = await hasher.hash(data.new_password)
     async with transaction() as conn:
-        if not await queries.signed_in(conn, principal.user_id, None):
+        if not await people_service.accept_guess(conn, principal.user_id, None):
             raise InvalidCredentials("the current password is wrong, or the account is locked")
         await people_service.store_password_hash(
             conn,
@@ -172,7 +152,7 @@ async def change_password(
             must_change=False,
             action="user.password_change",
         )
-        return await open_session(conn, signer, principal.user_id)
+        return await sessions_service.open_session(conn, signer, principal.user_id)
 
 
 # --- who is calling -------------------------------------------------------------------------
@@ -206,7 +186,8 @@ async def principal_from_session(
     if found is None:
         return None
     account = found.account
-    await queries.touch_session(conn, found.session_id, account.user_id)
+    await sessions_service.touch(conn, found.session_id)
+    await people_service.touch(conn, account.user_id)
     return _principal(account, "session", persona=account.default_persona, workspace=None)
 
 
@@ -217,7 +198,8 @@ async def principal_from_api_key(conn: WriteConnection, key: str) -> Principal |
     if found is None:
         return None
     account = found.account
-    await queries.touch_key(conn, found.key_id, account.user_id)
+    await queries.touch_key(conn, found.key_id)
+    await people_service.touch(conn, account.user_id)
     return _principal(
         account,
         "api_key",
@@ -236,7 +218,7 @@ async def principal_from_access_token(
     if found is None:
         return None
     account = found.account
-    await queries.touch_user(conn, account.user_id)
+    await people_service.touch(conn, account.user_id)
     principal = _principal(account, "oauth", persona=account.default_persona, workspace=None)
     return replace(principal, client_id=found.client_id)
 
@@ -282,7 +264,7 @@ async def create_key(
         raise ValidationFailed("user_id: no such account", details=[{"loc": ["body", "user_id"]}])
     workspace_id = None
     if data.workspace is not None:
-        workspace_id = await queries.workspace_id(conn, data.workspace)
+        workspace_id = await documents_service.workspace_id(conn, data.workspace)
         if workspace_id is None:
             raise ValidationFailed(
                 f"workspace: no workspace named {data.workspace!r}",
@@ -299,7 +281,7 @@ async def create_key(
         persona=data.persona,
     )
     created = await _key(conn, key_id)
-    await people_service.record(
+    await audit.record(
         conn,
         principal,
         "key.create",
@@ -338,7 +320,7 @@ async def revoke_key(conn: WriteConnection, principal: Principal, key_id: UUID) 
     _require_key_admin(principal)
     key = await _key(conn, key_id)
     if await queries.revoke_key(conn, key_id):
-        await people_service.record(
+        await audit.record(
             conn,
             principal,
             "key.revoke",
@@ -381,4 +363,4 @@ async def oidc_sign_in(
     )
     if user is None:
         raise Forbidden("this account is disabled")
-    return user, await open_session(conn, signer, user.id)
+    return user, await sessions_service.open_session(conn, signer, user.id)

@@ -121,6 +121,12 @@ def _in_scope(principal: Principal, slug: str | None) -> str | None:
     return scope
 
 
+async def workspace_id(conn: ReadConnection, slug: str) -> UUID | None:
+    """The id of the workspace with this slug, or None: for binding an API key to it (an
+    admin's act; workspaces themselves are visible to every caller)."""
+    return (await queries.workspace_ids(conn, [slug])).get(slug)
+
+
 async def _workspace_id(conn: ReadConnection, slug: str | None) -> UUID:
     slug = slug or DEFAULT_WORKSPACE
     ids = await queries.workspace_ids(conn, [slug])

@@ -4,22 +4,21 @@ means something."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from pydantic import BaseModel
 
 from app.errors import ValidationFailed
 
 
-def changes(update: BaseModel, *, required: Iterable[str]) -> dict[str, Any]:
-    """The fields the caller set, by name.
+def changes(update: BaseModel, *, required: Iterable[str]) -> frozenset[str]:
+    """The names of the fields the caller set (their values are the model's).
 
     Raises:
         ValidationFailed: null for one of `required`, the fields that must keep a value (a
             typed client may send null for "unset", which the model cannot refuse alone).
     """
-    values = update.model_dump(exclude_unset=True)
+    names = frozenset(update.model_fields_set)
     for field in required:
-        if field in values and values[field] is None:
+        if field in names and getattr(update, field) is None:
             raise ValidationFailed(f"{field}: may not be null")
-    return values
+    return names

@@ -1,5 +1,5 @@
 """Our authorization server behind the MCP SDK's OAuth routes: an adapter from the SDK's
-`OAuthAuthorizationServerProvider` protocol to `app.auth.oauth` (the rules) and
+`OAuthAuthorizationServerProvider` protocol to `app.oauth.service` (the rules) and
 `app.auth.service` (who a credential belongs to). Each call runs in a transaction of its own,
 since the SDK's handlers are not requests of ours. It is part of the MCP door: only the SDK
 calls it.
@@ -28,12 +28,12 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import AnyUrl, ConfigDict
 
 from app.access.principal import Principal
-from app.auth import oauth
 from app.auth import service as auth_service
-from app.auth.crypto import SecretBox
 from app.auth.tokens import API_KEY_PREFIX
 from app.db.engine import Database
 from app.errors import ValidationFailed
+from app.kit.secrets import SecretBox
+from app.oauth import service as oauth
 
 
 class OAuthStore(Protocol):

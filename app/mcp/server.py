@@ -9,10 +9,8 @@ SDK's middleware (bearer authentication) still wraps every one of its routes.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from urllib.parse import parse_qs, parse_qsl, urlsplit
 
 from mcp.server import MCPServer
 from mcp.server.auth.settings import (
@@ -26,15 +24,14 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.auth import oauth
 from app.config import Settings
 from app.mcp import tools
+from app.mcp.edges import OAuthEdges
 from app.mcp.provider import CorpusAuthProvider
 from app.middleware import UnavailableMiddleware, body_limit
+from app.oauth import service as oauth
 from app.resources import Resources
-from app.throttle import Throttle
 
 INSTRUCTIONS = (
     "Corpus is your team's knowledge base. Search it (search_docs) before answering questions "
@@ -47,199 +44,6 @@ INSTRUCTIONS = (
 class McpDoor:
     server: MCPServer
     routes: list[BaseRoute]
-
-
-async def _oauth_error(
-    send: Send,
-    status: int,
-    error: str,
-    description: str,
-    headers: list[tuple[bytes, bytes]] | None = None,
-) -> None:
-    """An RFC 6749 error object, never cached."""
-    body = json.dumps({"error": error, "error_description": description}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"cache-control", b"no-store"),
-                *(headers or []),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
-
-
-async def _read_body(receive: Receive) -> bytes:
-    """The request's body. app.middleware bounds it while it is read (64 KiB at the OAuth
-    routes), so nobody may make the process buffer more."""
-    chunks: list[bytes] = []
-    more = True
-    while more:
-        message = await receive()
-        chunks.append(message.get("body", b""))
-        more = message.get("more_body", False)
-    return b"".join(chunks)
-
-
-def _replaying(body: bytes, receive: Receive) -> Receive:
-    """A `receive` that hands the SDK's handler the body the edge has read already."""
-    replayed = False
-
-    async def replay() -> Message:
-        nonlocal replayed
-        if not replayed:
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replay
-
-
-def _has_nul(encoded: str) -> bool:
-    """Whether a query string or form body carries a NUL, raw or percent-encoded. PostgreSQL
-    stores no NUL, so a field with one would reach the database only to fail there."""
-    pairs = parse_qsl(encoded, keep_blank_values=True)
-    return "\x00" in encoded or any("\x00" in k or "\x00" in v for k, v in pairs)
-
-
-METADATA_PATH = "/.well-known/oauth-authorization-server"
-_FORM_PATHS = ("/token", "/revoke")
-
-
-class _OAuthEdges:
-    """Where the SDK's OAuth routes fall short of the RFCs, mended at the edge rather than by
-    replacing its handlers:
-
-    - RFC 8707 at /token: a request naming a resource other than ours gets `invalid_target`
-      (the SDK binds the resource given at /authorize into the code, but does not compare the
-      one sent to /token).
-    - RFC 9207: every redirect from /authorize back to the client carries `iss` (the SDK's
-      error redirects do not; our consent answers do), and the metadata says so, so that
-      clients enforce it.
-    - Bounded input: /register is throttled per client address (anyone may call it, and each
-      call stores a row); every body is read here first, at most 64 KiB; a NUL in any field of
-      /authorize, /token or /revoke is `invalid_request` here, before the SDK's handlers send
-      it to the database (an error redirect from /authorize would need a redirect URI we can
-      trust, so the answer is a 400 in every case).
-    """
-
-    def __init__(
-        self, app: ASGIApp, *, resource: str, issuer: str, public_url: str, register_rate: str
-    ) -> None:
-        self.app = app
-        self.resource = resource
-        self.issuer = issuer  # as the metadata renders it, compared as a string by clients
-        self.consent_url = f"{public_url}{oauth.CONSENT_PATH}?"
-        self.register_throttle = Throttle(register_rate)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-        elif scope["path"] in _FORM_PATHS and scope["method"] == "POST":
-            await self._form(scope, receive, send)
-        elif scope["path"] == "/register" and scope["method"] == "POST":
-            await self._register(scope, receive, send)
-        elif scope["path"] == "/authorize":
-            await self._authorize(scope, receive, send)
-        elif scope["path"] == METADATA_PATH and scope["method"] == "GET":
-            await self.app(scope, receive, self._advertising_iss(send))
-        else:
-            await self.app(scope, receive, send)
-
-    async def _form(self, scope: Scope, receive: Receive, send: Send) -> None:
-        body = await _read_body(receive)
-        form = body.decode("latin-1")
-        if _has_nul(form):
-            await _oauth_error(send, 400, "invalid_request", "a field contains a NUL character")
-            return
-        asked = parse_qs(form).get("resource", []) if scope["path"] == "/token" else []
-        if any(r.rstrip("/") != self.resource for r in asked):
-            await _oauth_error(
-                send, 400, "invalid_target", f"this server issues tokens for {self.resource}"
-            )
-            return
-        await self.app(scope, _replaying(body, receive), send)
-
-    async def _register(self, scope: Scope, receive: Receive, send: Send) -> None:
-        client = scope.get("client")
-        wait = self.register_throttle.hit("register", client[0] if client else "unknown")
-        if wait is not None:
-            await _oauth_error(
-                send,
-                429,
-                "rate_limited",
-                "too many client registrations from this address; try again later",
-                [(b"retry-after", str(wait).encode())],
-            )
-            return
-        body = await _read_body(receive)
-        await self.app(scope, _replaying(body, receive), send)
-
-    async def _authorize(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["method"] == "POST":
-            body = await _read_body(receive)
-            receive = _replaying(body, receive)
-            fields = body.decode("latin-1")
-        else:
-            fields = scope["query_string"].decode("latin-1")
-        if _has_nul(fields):
-            await _oauth_error(send, 400, "invalid_request", "a field contains a NUL character")
-            return
-        await self.app(scope, receive, self._with_iss(send))
-
-    def _with_iss(self, send: Send) -> Send:
-        async def sending(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = []
-                for name, value in message.get("headers", []):
-                    if name.lower() == b"location":
-                        value = self._stamped(value.decode("latin-1")).encode("latin-1")
-                    headers.append((name, value))
-                message = {**message, "headers": headers}
-            await send(message)
-
-        return sending
-
-    def _stamped(self, location: str) -> str:
-        if location.startswith(self.consent_url):
-            return location  # our own consent screen, not yet the client
-        if "iss" in parse_qs(urlsplit(location).query):
-            return location
-        return oauth.with_query(location, iss=self.issuer)
-
-    def _advertising_iss(self, send: Send) -> Send:
-        # The document is small and sent whole: hold the start until the body is known, to
-        # give it the right length.
-        start: Message | None = None
-        chunks: list[bytes] = []
-
-        async def sending(message: Message) -> None:
-            nonlocal start
-            if message["type"] == "http.response.start":
-                start = message
-                return
-            if message["type"] != "http.response.body" or start is None:
-                await send(message)
-                return
-            chunks.append(message.get("body", b""))
-            if message.get("more_body", False):
-                return
-            body = b"".join(chunks)
-            if start["status"] == 200:
-                document = json.loads(body)
-                document["authorization_response_iss_parameter_supported"] = True
-                body = json.dumps(document).encode()
-            headers = [
-                (name, str(len(body)).encode() if name.lower() == b"content-length" else value)
-                for name, value in start.get("headers", [])
-            ]
-            await send({**start, "headers": headers})
-            await send({"type": "http.response.body", "body": body})
-
-        return sending
 
 
 def build(settings: Settings, resources: Callable[[], Resources]) -> McpDoor:
@@ -281,7 +85,7 @@ def build(settings: Settings, resources: Callable[[], Resources]) -> McpDoor:
     )
     # Inside the SDK's own error middleware, which would answer an outage with a plain 500.
     asgi.add_middleware(UnavailableMiddleware)
-    guarded = _OAuthEdges(
+    guarded = OAuthEdges(
         asgi,
         resource=resource,
         issuer=oauth.issuer_id(issuer),

@@ -1,24 +1,20 @@
-"""SQL of people and agent accounts, and of the audit log."""
+"""SQL of people and agent accounts: the only module that writes `users`, including the
+sign-in guess counter and the last-seen time."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import ColumnElement, delete, func, select, text, tuple_, update
+from sqlalchemy import ColumnElement, and_, case, func, or_, select, text, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from app.db.engine import ReadConnection, WriteConnection
-from app.db.tables import (
-    audit_log,
-    oauth_codes,
-    oauth_consents,
-    oauth_tokens,
-    sessions,
-    users,
-)
-from app.people.schemas import AuditEntry, AuditFilters, Kind, Role, User, UserUpdate
+from app.db.sql import interval, stale
+from app.db.tables import users
+from app.people.schemas import Kind, Role, User, UserUpdate
 
 # No activity for this long makes an account "dormant" in the people list.
 DORMANT_AFTER = "60 days"
@@ -158,73 +154,69 @@ async def link_oidc_subject(conn: WriteConnection, user_id: UUID, subject: str) 
     await _update_user(conn, user_id, oidc_subject=subject)
 
 
-async def end_sessions(conn: WriteConnection, user_id: UUID) -> int:
-    """End every session of an account: how a cookie is invalidated server-side."""
-    result = await conn.execute(delete(sessions).where(sessions.c.user_id == user_id))
-    return result.rowcount
+# --- sign-in guesses and activity -------------------------------------------------------
 
 
-async def end_oauth_grants(conn: WriteConnection, user_id: UUID) -> int:
-    """Withdraw every OAuth client's access to an account: consents, pending codes and live
-    tokens; returns how many tokens were revoked."""
-    await conn.execute(delete(oauth_consents).where(oauth_consents.c.user_id == user_id))
-    await conn.execute(delete(oauth_codes).where(oauth_codes.c.user_id == user_id))
-    result = await conn.execute(
-        update(oauth_tokens)
-        .where(oauth_tokens.c.user_id == user_id, oauth_tokens.c.revoked_at.is_(None))
-        .values(revoked_at=func.now())
-    )
-    return result.rowcount
+@dataclass(frozen=True, slots=True)
+class Guess:
+    """A guess counted against an account: what to check it against."""
+
+    user_id: UUID
+    password_hash: str | None
+    active: bool
 
 
-# --- audit log ------------------------------------------------------------------------------
-
-
-async def insert_audit(
+async def reserve_guess(
     conn: WriteConnection,
+    account: str | UUID,
     *,
-    actor_id: UUID | None,
-    actor_email: str | None,
-    action: str,
-    target_type: str,
-    target_id: str | None,
-    before: dict[str, Any] | None,
-    after: dict[str, Any] | None,
-) -> None:
-    """`before` and `after` are JSON documents of the changed fields, never secrets."""
-    await conn.execute(
-        audit_log.insert().values(
-            actor_id=actor_id,
-            actor_email=actor_email,
-            action=action,
-            target_type=target_type,
-            target_id=target_id,
-            before=before,
-            after=after,
+    max_failures: int,
+    lock_for: str,
+) -> Guess | None:
+    """Count a password guess against the account (an email, or an id) before it is checked,
+    in one conditional UPDATE: concurrent guesses queue on the row lock, each sees the count
+    the last one left, and none is let through once the account is locked. Returns the hash
+    to check the guess against, or None when no account matches or it is locked (then nothing
+    is counted).
+
+    The guess that reaches `max_failures` locks the account at once; `signed_in` lifts the
+    lock and the count when that guess is right, so at most `max_failures` guesses are checked
+    per lock window. A lock that has run out starts the count again; a locked account counts
+    no further, so hammering it does not extend the lock.
+    """
+    expired_lock = and_(users.c.locked_until.is_not(None), users.c.locked_until <= func.now())
+    count = case((expired_lock, 1), else_=users.c.failed_logins + 1)
+    statement = (
+        update(users)
+        .where(
+            users.c.id == account if isinstance(account, UUID) else users.c.email == account,
+            or_(users.c.locked_until.is_(None), users.c.locked_until <= func.now()),
         )
+        .values(
+            failed_logins=count,
+            locked_until=case((count >= max_failures, func.now() + interval(lock_for)), else_=None),
+        )
+        .returning(users.c.id, users.c.password_hash, users.c.active)
     )
+    row = (await conn.execute(statement)).mappings().first()
+    return None if row is None else Guess(row["id"], row["password_hash"], row["active"])
 
 
-async def list_audit(
-    conn: ReadConnection,
-    filters: AuditFilters,
-    *,
-    limit: int,
-    before: tuple[datetime, UUID] | None,
-) -> list[AuditEntry]:
-    """A page of the log, newest first."""
-    statement = select(audit_log)
-    if filters.actor is not None:
-        try:
-            statement = statement.where(audit_log.c.actor_id == UUID(filters.actor))
-        except ValueError:
-            statement = statement.where(audit_log.c.actor_email == filters.actor.lower())
-    if filters.action is not None:
-        statement = statement.where(audit_log.c.action == filters.action)
-    if filters.target is not None:
-        statement = statement.where(audit_log.c.target_id == filters.target)
-    if before is not None:
-        statement = statement.where(tuple_(audit_log.c.at, audit_log.c.id) < tuple_(*before))
-    statement = statement.order_by(audit_log.c.at.desc(), audit_log.c.id.desc()).limit(limit)
-    rows = (await conn.execute(statement)).mappings()
-    return [AuditEntry.model_validate(dict(row)) for row in rows]
+async def signed_in(conn: WriteConnection, user_id: UUID, new_hash: str | None) -> bool:
+    """A right guess: the failure count starts again, and a stale hash is replaced. False when
+    the account was disabled meanwhile."""
+    values: dict[str, Any] = {"failed_logins": 0, "locked_until": None, "last_seen_at": func.now()}
+    if new_hash is not None:
+        values["password_hash"] = new_hash
+    result = await conn.execute(
+        update(users).where(users.c.id == user_id, users.c.active).values(**values)
+    )
+    return result.rowcount == 1
+
+
+async def touch_user(conn: WriteConnection, user_id: UUID) -> None:
+    await conn.execute(
+        update(users)
+        .where(users.c.id == user_id, stale(users.c.last_seen_at))
+        .values(last_seen_at=func.now())
+    )

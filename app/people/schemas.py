@@ -1,9 +1,9 @@
-"""Shapes of people, agent accounts and the audit log (API.md, "People")."""
+"""Shapes of people and agent accounts (API.md, "People")."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints
@@ -12,13 +12,13 @@ from pydantic.json_schema import SkipJsonSchema
 from app.access.capabilities import Role
 from app.access.principal import Kind
 from app.kit.types import Slug
-from app.schemas import JsonBool, NoNul, PlainText, omit_null_defaults
+from app.schemas import JsonBool, NoNul, omit_null_defaults
 
 DisplayName = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200), NoNul]
 # Persona slugs are the workspace slugs' shape (the multi-corpus work defines the personas).
 PersonaSlug = Slug
 
-__all__ = ["Role", "Kind", "User", "UserCreate", "UserCreated", "UserUpdate", "AuditEntry"]
+__all__ = ["Role", "Kind", "User", "UserCreate", "UserCreated", "UserUpdate"]
 
 
 class User(BaseModel):
@@ -64,22 +64,3 @@ class UserUpdate(BaseModel):
 
 class TemporaryPassword(BaseModel):
     temporary_password: str
-
-
-class AuditEntry(BaseModel):
-    id: UUID
-    at: datetime
-    actor_id: UUID | None
-    actor_email: str | None
-    action: str
-    target_type: str
-    target_id: str | None
-    before: dict[str, Any] | None
-    after: dict[str, Any] | None
-
-
-class AuditFilters(BaseModel):
-    # Not extra="forbid": the query string also carries `limit` and `cursor`.
-    actor: PlainText | None = Field(default=None, max_length=320)  # an account's id or email
-    action: PlainText | None = Field(default=None, max_length=100)
-    target: PlainText | None = Field(default=None, max_length=200)

@@ -14,15 +14,15 @@ from uuid import UUID
 from pydantic import ValidationError
 
 from app.access.principal import Principal
+from app.audit import service as audit
 from app.db.engine import ReadConnection, WriteConnection
 from app.errors import Conflict, NotFound, SignupClosed, ValidationFailed
 from app.kit.paging import decode_cursor, keyset_page
 from app.kit.updates import changes
+from app.oauth import service as oauth_service
 from app.people import passwords, queries
 from app.people.passwords import Hasher
 from app.people.schemas import (
-    AuditEntry,
-    AuditFilters,
     Role,
     User,
     UserCreate,
@@ -30,58 +30,13 @@ from app.people.schemas import (
     UserUpdate,
 )
 from app.schemas import Page
+from app.sessions import service as sessions_service
 
 TEMPORARY_PASSWORD_BYTES = 12
 
 
 def _require_people_admin(principal: Principal) -> None:
     principal.require("people.manage", "only admins manage people")
-
-
-# --- audit log ------------------------------------------------------------------------------
-
-
-async def record(
-    conn: WriteConnection,
-    actor: Principal,
-    action: str,
-    *,
-    target_type: str,
-    target_id: UUID | str | None,
-    before: dict[str, Any] | None = None,
-    after: dict[str, Any] | None = None,
-) -> None:
-    """Write one audit entry, in the caller's transaction: a change and its record land
-    together or not at all. Callers pass values, never secrets."""
-    await queries.insert_audit(
-        conn,
-        actor_id=actor.user_id,
-        actor_email=actor.email,
-        action=action,
-        target_type=target_type,
-        target_id=str(target_id) if target_id is not None else None,
-        before=before,
-        after=after,
-    )
-
-
-async def audit_log(
-    conn: ReadConnection,
-    principal: Principal,
-    filters: AuditFilters,
-    *,
-    limit: int,
-    cursor: str | None,
-) -> Page[AuditEntry]:
-    """A page of the audit log, newest first.
-
-    Raises:
-        Forbidden: not an admin. ValidationFailed: a cursor this server did not issue.
-    """
-    principal.require("audit.read", "only admins read the audit log")
-    before = decode_cursor(cursor) if cursor else None
-    rows = await queries.list_audit(conn, filters, limit=limit + 1, before=before)
-    return keyset_page(rows, limit, lambda row: (row.at, row.id))
 
 
 # --- accounts -------------------------------------------------------------------------------
@@ -159,7 +114,7 @@ async def _insert_user(
         raise Conflict("an account for this email address already exists")
     user = await queries.get_user(conn, user_id)
     assert user is not None
-    await record(
+    await audit.record(
         conn,
         actor or _self(user),
         "user.create" if actor else "user.signup",
@@ -281,7 +236,7 @@ async def update_person(
         ValidationFailed: null for a field that must have a value.
     """
     _require_people_admin(principal)
-    edits = changes(data, required=("role", "active", "display_name"))
+    edits = data.model_dump(include=set(changes(data, required=("role", "active", "display_name"))))
     user = await _target(conn, user_id)
     current = {**_snapshot(user), "persona": user.persona}
     edits = {k: v for k, v in edits.items() if current[k] != v}
@@ -291,8 +246,8 @@ async def update_person(
     # Only the fields that change are written (and audited).
     await queries.update_account(conn, user_id, UserUpdate.model_validate(edits))
     if "role" in edits or edits.get("active") is False:
-        await queries.end_sessions(conn, user_id)
-    await record(
+        await sessions_service.end_all(conn, user_id)
+    await audit.record(
         conn,
         principal,
         "user.update",
@@ -358,9 +313,9 @@ async def store_password_hash(
     await queries.set_password_hash(
         conn, user_id, password_hash=password_hash, must_change_password=must_change
     )
-    await queries.end_sessions(conn, user_id)
-    await queries.end_oauth_grants(conn, user_id)
-    await record(
+    await sessions_service.end_all(conn, user_id)
+    await oauth_service.withdraw_all(conn, user_id)
+    await audit.record(
         conn,
         actor,
         action,
@@ -401,7 +356,7 @@ async def unlock(conn: WriteConnection, principal: Principal, user_id: UUID) -> 
     _require_people_admin(principal)
     user = await _target(conn, user_id)
     await queries.clear_lock(conn, user_id)
-    await record(
+    await audit.record(
         conn,
         principal,
         "user.unlock",
@@ -425,7 +380,7 @@ async def sign_in_with_oidc(
         user = await queries.get_user_by_email(conn, email)
         if user is not None:
             await queries.link_oidc_subject(conn, user.id, subject)
-            await record(
+            await audit.record(
                 conn,
                 _self(user),
                 "user.oidc_link",
@@ -446,7 +401,7 @@ async def sign_in_with_oidc(
         if user_id is None:  # the email was taken meanwhile, by a concurrent sign-in
             raise Conflict("this account is being created by another sign-in; try again")
         user = await _target(conn, user_id)
-        await record(
+        await audit.record(
             conn,
             _self(user),
             "user.oidc_signup",
@@ -455,3 +410,26 @@ async def sign_in_with_oidc(
             after=_snapshot(user),
         )
     return user if user.active and user.kind == "human" else None
+
+
+# --- sign-in guesses and activity -------------------------------------------------------
+
+
+async def reserve_guess(
+    conn: WriteConnection, account: str | UUID, *, max_failures: int, lock_for: str
+) -> queries.Guess | None:
+    """Count a password guess against the account (an email, or an id) before it is checked:
+    what to check it against, or None when no account matches or it is locked (see
+    `queries.reserve_guess` for how concurrent guesses cannot outrun the lock)."""
+    return await queries.reserve_guess(conn, account, max_failures=max_failures, lock_for=lock_for)
+
+
+async def accept_guess(conn: WriteConnection, user_id: UUID, new_hash: str | None) -> bool:
+    """A right guess: the failure count starts again, and a stale hash is replaced. False when
+    the account was disabled meanwhile."""
+    return await queries.signed_in(conn, user_id, new_hash)
+
+
+async def touch(conn: WriteConnection, user_id: UUID) -> None:
+    """Record that the account was active (at most once a minute)."""
+    await queries.touch_user(conn, user_id)

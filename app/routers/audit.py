@@ -6,10 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from app.audit import service as audit_service
+from app.audit.schemas import AuditEntry, AuditFilters
 from app.deps import PRINCIPAL_ERRORS, CurrentPrincipal, ReadConn
 from app.errors import Forbidden, ValidationFailed
-from app.people import service as people_service
-from app.people.schemas import AuditEntry, AuditFilters
 from app.schemas import Page
 
 router = APIRouter(prefix="/api/audit", tags=["audit"], responses=PRINCIPAL_ERRORS)
@@ -29,4 +29,4 @@ async def list_audit(
     cursor: Annotated[str | None, Query(max_length=200)] = None,
 ) -> Page[AuditEntry]:
     """Read the audit log, newest first, filtered by actor (id or email), action or target."""
-    return await people_service.audit_log(conn, principal, filters, limit=limit, cursor=cursor)
+    return await audit_service.audit_log(conn, principal, filters, limit=limit, cursor=cursor)

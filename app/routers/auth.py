@@ -8,7 +8,6 @@ from fastapi import APIRouter, Request, Response, status
 
 from app.auth import service as auth_service
 from app.auth.schemas import LoginRequest, SignupRequest
-from app.auth.tokens import SESSION_COOKIE
 from app.deps import (
     AppHasher,
     AppSettings,
@@ -28,6 +27,7 @@ from app.errors import (
 )
 from app.people.schemas import User
 from app.routers.session_cookie import clear_session_cookie, set_session_cookie
+from app.sessions.cookies import SESSION_COOKIE
 
 router = APIRouter(prefix="/api/auth", tags=["auth"])
 

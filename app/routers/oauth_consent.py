@@ -7,8 +7,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, status
 
-from app.auth import oauth
-from app.auth.schemas import ConnectionList, ConsentAnswer, ConsentRedirect, ConsentRequest
 from app.deps import (
     PRINCIPAL_ERRORS,
     AppSettings,
@@ -18,6 +16,8 @@ from app.deps import (
     WriteConn,
 )
 from app.errors import Forbidden, NotFound
+from app.oauth import service as oauth
+from app.oauth.schemas import ConnectionList, ConsentAnswer, ConsentRedirect, ConsentRequest
 
 router = APIRouter(tags=["oauth"], responses=PRINCIPAL_ERRORS)
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from fastapi import Request, Response
 
-from app.auth.tokens import SESSION_COOKIE, SESSION_MAX_AGE_S
 from app.config import Settings
+from app.sessions.cookies import SESSION_COOKIE, SESSION_MAX_AGE_S
 
 
 def _secure(request: Request, settings: Settings) -> bool:

@@ -11,8 +11,8 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.auth import service as auth_service
-from app.auth.tokens import sha256
 from app.db.engine import ReadConnection, WriteConnection
+from app.kit.secrets import sha256
 from tests.accounts import make_account
 
 MCP = "http://127.0.0.1:8000/mcp"

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.auth.tokens import SESSION_COOKIE
+from app.sessions.cookies import SESSION_COOKIE
 from tests.accounts import OWN_ORIGIN
 
 PASSWORD = "first secret passphrase"

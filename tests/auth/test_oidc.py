@@ -28,12 +28,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from app.auth.tokens import SESSION_COOKIE
 from app.config import SECRET_KEY_FILE, Settings
 from app.db.engine import ReadConnection
 from app.main import create_app
 from app.people import service as people_service
 from app.routers.oidc import STATE_COOKIE
+from app.sessions.cookies import SESSION_COOKIE
 from tests.accounts import make_account
 from tests.support import (
     app_client,

@@ -20,8 +20,8 @@ from fastapi.routing import APIRoute
 from sqlalchemy import text
 
 from app.auth.service import MAX_FAILED_SIGN_INS
-from app.auth.tokens import SESSION_COOKIE
 from app.deps import CurrentPrincipal, ReadConn
+from app.sessions.cookies import SESSION_COOKIE
 from tests.accounts import PASSWORD, Account
 from tests.running import Running, run_corpus
 from tests.support import migrated_database

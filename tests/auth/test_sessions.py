@@ -9,7 +9,7 @@ from argon2 import PasswordHasher
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.auth.tokens import SESSION_COOKIE
+from app.sessions.cookies import SESSION_COOKIE
 from tests.accounts import OWN_ORIGIN, PASSWORD, Account, make_account, sign_in
 
 ORIGIN = {"Origin": OWN_ORIGIN}

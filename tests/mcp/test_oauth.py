@@ -33,9 +33,9 @@ from sqlalchemy import text
 
 from app import housekeeping
 from app.access.principal import LOCAL_ADMIN
-from app.auth import oauth
 from app.config import Settings
 from app.main import create_app
+from app.oauth import service as oauth
 from app.people import service as people_service
 from tests.accounts import HASHER, PASSWORD, Account
 from tests.mcp.conftest import mcp_client

@@ -23,16 +23,15 @@ from pydantic import AnyHttpUrl
 
 from app.access import capabilities
 from app.access.principal import Principal
-from app.auth import oauth_queries as queries
-from app.auth.crypto import SecretBox
-
-# Re-exported for the provider, which may not import the queries (import-linter).
-from app.auth.oauth_queries import ClientMetadata as ClientMetadata
-from app.auth.oauth_queries import Code, ConsentParams, Token
-from app.auth.schemas import Connection, ConsentRequest
-from app.auth.tokens import sha256
 from app.db.engine import ReadConnection, WriteConnection
 from app.errors import Forbidden, NotFound, ValidationFailed
+from app.kit.secrets import SecretBox, sha256
+from app.oauth import queries
+
+# Re-exported for the provider, which may not import the queries (import-linter).
+from app.oauth.queries import ClientMetadata as ClientMetadata
+from app.oauth.queries import Code, ConsentParams, Token
+from app.oauth.schemas import Connection, ConsentRequest
 
 SCOPE = "corpus"
 TRANSACTION_TTL_S = 600  # a person has ten minutes to sign in and answer
@@ -479,3 +478,9 @@ async def disconnect(conn: WriteConnection, principal: Principal, client_id: str
     revoked = await queries.revoke_user_client(conn, principal.user_id, client_id)
     if not consented and not revoked:
         raise NotFound("no connection with this client")
+
+
+async def withdraw_all(conn: WriteConnection, user_id: UUID) -> int:
+    """Withdraw every client's access to an account (its password changed, or it was
+    disabled): consents, pending codes and live tokens; returns how many tokens were revoked."""
+    return await queries.withdraw_user(conn, user_id)

@@ -463,3 +463,16 @@ async def delete_expired(conn: WriteConnection) -> dict[str, int]:
         result = await conn.execute(delete(table).where(table.c.expires_at <= func.now()))
         counts[table.name] = result.rowcount
     return counts
+
+
+async def withdraw_user(conn: WriteConnection, user_id: UUID) -> int:
+    """Withdraw every client's access to an account: consents, pending codes and live tokens;
+    returns how many tokens were revoked."""
+    await conn.execute(delete(oauth_consents).where(oauth_consents.c.user_id == user_id))
+    await conn.execute(delete(oauth_codes).where(oauth_codes.c.user_id == user_id))
+    result = await conn.execute(
+        update(oauth_tokens)
+        .where(oauth_tokens.c.user_id == user_id, oauth_tokens.c.revoked_at.is_(None))
+        .values(revoked_at=func.now())
+    )
+    return result.rowcount

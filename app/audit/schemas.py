@@ -1,0 +1,30 @@
+"""Shapes of the audit log (API.md, "People")."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from pydantic import BaseModel, Field
+
+from app.schemas import PlainText
+
+
+class AuditEntry(BaseModel):
+    id: UUID
+    at: datetime
+    actor_id: UUID | None
+    actor_email: str | None
+    action: str
+    target_type: str
+    target_id: str | None
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+
+
+class AuditFilters(BaseModel):
+    # Not extra="forbid": the query string also carries `limit` and `cursor`.
+    actor: PlainText | None = Field(default=None, max_length=320)  # an account's id or email
+    action: PlainText | None = Field(default=None, max_length=100)
+    target: PlainText | None = Field(default=None, max_length=200)
