@@ -20,7 +20,9 @@ $(STAMP): pyproject.toml constraints.txt
 		|| { echo "Corpus needs Python 3.11 or newer (PYTHON=$(PYTHON))"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+	# --no-compile: byte-compiling every installed module (torch's and transformers' thousands)
+	# took most of a clean install; Python compiles what it imports, once, on first use.
+	$(BIN)/python -m pip install --quiet --no-compile -c constraints.txt -e '.[dev]'
 	touch $@
 
 $(FRONTEND)/node_modules/.package-lock.json: $(FRONTEND)/package.json $(FRONTEND)/package-lock.json
@@ -49,8 +51,10 @@ typecheck: setup
 test-frontend: setup build
 	cd $(FRONTEND) && npm run lint && npm test
 
+# One worker per core, each with its own embedded PostgreSQL; a module's tests stay on one
+# worker, so a module-scoped server starts once.
 test-python: setup build
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto --dist loadscope
 
 test: lint typecheck test-frontend test-python
 

