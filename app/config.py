@@ -24,7 +24,7 @@ RoutingMode = Literal["persona-routed", "all-allowed", "custom"]
 # similarity under which a dense candidate is dropped). The floors are per provider because
 # similarity scales differ between models; the retrieval issue sets them by measurement.
 PROVIDER_DEFAULTS: dict[str, tuple[str, int, float]] = {
-    "local": ("sentence-transformers/all-MiniLM-L6-v2", 384, 0.3),
+    "local": ("all-MiniLM-L6-v2-onnx-int8", 384, 0.3),
     "gemini": ("gemini-embedding-001", 768, 0.5),
     "openai": ("text-embedding-3-small", 1536, 0.3),
     "voyage": ("voyage-3.5-lite", 1024, 0.3),

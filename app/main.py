@@ -33,7 +33,7 @@ from app.middleware import (
     UnavailableMiddleware,
 )
 from app.people.passwords import Hasher
-from app.rag.embeddings import make_embedder
+from app.rag.embeddings import Embedder, EmbeddingError, make_embedder
 from app.resources import Resources
 from app.routers import (
     audit,
@@ -152,6 +152,14 @@ def _document_validation_errors(app: FastAPI) -> None:
     app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented override
 
 
+async def _warm(embedder: Embedder) -> None:
+    try:
+        await embedder.warm()
+    except EmbeddingError as exc:
+        # Not fatal: /readyz keeps saying "warming", and a search reports the same error.
+        logger.error("the embedding model could not be loaded: %s", exc)
+
+
 def create_app(
     settings: Settings | None = None, *, argon2: PasswordHasher | None = None
 ) -> FastAPI:
@@ -191,13 +199,17 @@ def create_app(
                 oidc=oidc.make_client(settings),
             )
             pruning = asyncio.create_task(housekeeping.run(db), name="housekeeping")
+            # The model loads while the process already answers: /readyz says "warming" until
+            # it is loaded, so the first search after readiness is as fast as the hundredth.
+            warming = asyncio.create_task(_warm(embedder), name="warm-embedder")
             try:
                 # The MCP SDK's session manager: stateless, but it still owns a task group.
                 async with mcp_door.server.session_manager.run():
                     yield
             finally:
                 pruning.cancel()
-                await asyncio.gather(pruning, return_exceptions=True)
+                warming.cancel()
+                await asyncio.gather(pruning, warming, return_exceptions=True)
         finally:
             hasher.close()
             await converter.aclose()

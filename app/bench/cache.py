@@ -56,6 +56,13 @@ class CachingEmbedder:
     async def embed_query(self, text: str) -> np.ndarray:
         return await self.inner.embed_query(text)
 
+    @property
+    def ready(self) -> bool:
+        return self.inner.ready
+
+    async def warm(self) -> None:
+        await self.inner.warm()
+
     async def aclose(self) -> None:
         self._db.close()
         await self.inner.aclose()

@@ -214,6 +214,13 @@ class _Precomputed:
     async def embed_query(self, text: str) -> np.ndarray:
         return self.vectors[text]
 
+    @property
+    def ready(self) -> bool:
+        return True
+
+    async def warm(self) -> None:
+        return None
+
     async def aclose(self) -> None:
         return None
 

@@ -25,9 +25,13 @@ async def healthz() -> Health:
     responses={503: Unavailable.openapi()},
 )
 async def readyz(resources: AppResources) -> Readiness:
-    """The database is reachable, migrated to head, and its vectors match the embedding model."""
+    """The database is reachable, migrated to head, its vectors match the embedding model, and
+    the model is loaded."""
     readiness = await system_service.readiness(
-        resources.db, resources.settings, resources.head_revision
+        resources.db,
+        resources.settings,
+        resources.head_revision,
+        model_loaded=resources.embedder.ready,
     )
     if readiness.status != "ready":
         failing = ", ".join(name for name, check in readiness.checks.items() if not check.ok)

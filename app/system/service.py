@@ -56,8 +56,11 @@ async def ensure_embedding_model(db: Database, settings: Settings) -> None:
         raise EmbeddingModelMismatch(problem)
 
 
-async def readiness(db: Database, settings: Settings, head: str | None) -> Readiness:
-    """Check the database, its migrations and its embedding model; never raises."""
+async def readiness(
+    db: Database, settings: Settings, head: str | None, *, model_loaded: bool = True
+) -> Readiness:
+    """Check the database, its migrations and its embedding model, stored and loaded (a local
+    model warms at start-up: until it is loaded, a search would wait for it); never raises."""
     checks: dict[str, Check] = {}
     try:
         async with db.read() as conn:
@@ -85,5 +88,8 @@ async def readiness(db: Database, settings: Settings, head: str | None) -> Readi
         checks["embeddings"] = Check(
             ok=problem is None, detail=problem or f"{model.provider}:{model.model} ({model.dim}-d)"
         )
+    checks["embedder"] = Check(
+        ok=model_loaded, detail="loaded" if model_loaded else "warming: the model is loading"
+    )
     ready = all(check.ok for check in checks.values())
     return Readiness(status="ready" if ready else "not_ready", checks=checks)

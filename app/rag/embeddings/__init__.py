@@ -1,7 +1,7 @@
 """Embedding providers behind one interface; `make_embedder` builds the configured one.
 
-Providers import their libraries (torch, google-genai, httpx) only when chosen, so a deployment
-that embeds through an API never loads torch.
+Providers import their libraries (onnxruntime, google-genai, httpx) only when chosen, so a
+deployment that embeds through an API never loads the local model's runtime.
 """
 
 from __future__ import annotations

@@ -47,6 +47,20 @@ class Embedder(Protocol):
         """
         ...
 
+    @property
+    def ready(self) -> bool:
+        """Whether a call now pays no start-up cost (a local model is loaded)."""
+        ...
+
+    async def warm(self) -> None:
+        """Load now what the first call would otherwise load (the local model; a provider over
+        an API has nothing to load).
+
+        Raises:
+            EmbeddingError: the model cannot be loaded.
+        """
+        ...
+
     async def aclose(self) -> None:
         """Release the provider's clients or model."""
         ...

@@ -99,6 +99,13 @@ class GeminiEmbedder:
         rows = [embedding.values for embedding in response.embeddings or []]
         return unit_rows(rows, len(texts), self.dim, self.provider)
 
+    @property
+    def ready(self) -> bool:
+        return True  # nothing to load: every call goes to the API
+
+    async def warm(self) -> None:
+        return None
+
     async def aclose(self) -> None:
         await self._client.aio.aclose()
         self._client.close()

