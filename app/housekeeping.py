@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from app.asking import service as asking_service
 from app.auth import oauth
 from app.auth import service as auth_service
 from app.db.engine import Database
@@ -29,6 +30,8 @@ async def prune_expired(db: Database) -> dict[str, int]:
     async with db.write() as conn:
         counts = {"sessions": await auth_service.prune_expired_sessions(conn)}
         counts |= await oauth.prune_expired(conn)
+        # Not deleted: marked failed, so that their owner learns why (research_result).
+        counts["abandoned research jobs"] = await asking_service.fail_abandoned_jobs(conn)
     return counts
 
 

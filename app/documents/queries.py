@@ -349,3 +349,32 @@ async def document_chunks(conn: ReadConnection, document_id: UUID) -> list[Chunk
         .order_by(chunks.c.ordinal)
     )
     return [Chunk.model_validate(dict(row)) for row in rows.mappings()]
+
+
+async def visible_chunks(
+    conn: ReadConnection, caller_id: UUID | None, chunk_ids: Sequence[UUID], *, scope: str | None
+) -> set[UUID]:
+    """Which of `chunk_ids` are chunks of documents the caller may see."""
+    if not chunk_ids:
+        return set()
+    statement = (
+        select(chunks.c.id)
+        .join_from(chunks, documents, documents.c.id == chunks.c.document_id)
+        .join(workspaces, workspaces.c.id == documents.c.workspace_id)
+        .where(chunks.c.id.in_(list(chunk_ids)), visible_to(caller_id, scope))
+    )
+    return {row.id for row in await conn.execute(statement)}
+
+
+async def visible_documents(
+    conn: ReadConnection, caller_id: UUID | None, document_ids: Sequence[UUID], *, scope: str | None
+) -> set[UUID]:
+    """Which of `document_ids` are documents the caller may see."""
+    if not document_ids:
+        return set()
+    statement = (
+        select(documents.c.id)
+        .join_from(documents, workspaces, workspaces.c.id == documents.c.workspace_id)
+        .where(documents.c.id.in_(list(document_ids)), visible_to(caller_id, scope))
+    )
+    return {row.id for row in await conn.execute(statement)}
