@@ -18,7 +18,6 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app import housekeeping
-from app.agents.answer import Services
 from app.agents.jobs import Jobs
 from app.agents.models import make_models
 from app.auth.crypto import SecretBox
@@ -181,7 +180,7 @@ def create_app(
         hasher = Hasher(settings.hash_workers, argon2)
         converter = Converter(settings)
         models = make_models(settings)
-        jobs = Jobs(Services(settings, embedder, models, db.write))
+        jobs = Jobs()
         try:
             app.state.resources = Resources(
                 settings=settings,

@@ -25,23 +25,24 @@ SHUT_DOWN = "the server running this research shut down before it finished; ask 
 class Jobs:
     """The research jobs this process runs (the lifespan closes it, failing what is left)."""
 
-    def __init__(self, services: Services) -> None:
-        self._services = services
+    def __init__(self) -> None:
         self._tasks: dict[UUID, asyncio.Task[Answer]] = {}
         self.worker = f"{socket.gethostname()}:{os.getpid()}"
 
-    async def start(self, principal: Principal, question: str) -> UUID:
+    async def start(self, services: Services, principal: Principal, question: str) -> UUID:
         """Store a job for the question and start running it.
 
         Raises:
             Forbidden: the role may not ask.
         """
-        lease = self._services.settings.research_lease_s
-        async with self._services.transaction() as conn:
+        lease = services.settings.research_lease_s
+        async with services.transaction() as conn:
             job_id = await asking_service.create_job(
                 conn, principal, question, worker=self.worker, lease_s=lease
             )
-        task = asyncio.create_task(self._run(job_id, principal, question), name=f"job {job_id}")
+        task = asyncio.create_task(
+            self._run(services, job_id, principal, question), name=f"research job {job_id}"
+        )
         self._tasks[job_id] = task
         task.add_done_callback(lambda _t: self._tasks.pop(job_id, None))
         return job_id
@@ -57,11 +58,13 @@ class Jobs:
             return None
         return task.result()
 
-    async def _run(self, job_id: UUID, principal: Principal, question: str) -> Answer:
-        heartbeat = asyncio.create_task(self._renew(job_id))
+    async def _run(
+        self, services: Services, job_id: UUID, principal: Principal, question: str
+    ) -> Answer:
+        heartbeat = asyncio.create_task(self._renew(services, job_id))
         try:
             result = await answer_once(
-                self._services, principal, Question(text=question, mode="deep"), door="mcp"
+                services, principal, Question(text=question, mode="deep"), door="mcp"
             )
         except AppError as exc:
             failed = Answer(
@@ -72,22 +75,27 @@ class Jobs:
                 status="failed",
                 job_id=str(job_id),
             )
-            await self._finish(job_id, error=failed.answer)
+            await self._finish(services, job_id, error=failed.answer)
             return failed
         except asyncio.CancelledError:
-            await asyncio.shield(self._finish(job_id, error=SHUT_DOWN))
+            await asyncio.shield(self._finish(services, job_id, error=SHUT_DOWN))
             raise
         finally:
             heartbeat.cancel()
             await asyncio.gather(heartbeat, return_exceptions=True)
-        await self._finish(job_id, result=result)
+        await self._finish(services, job_id, result=result)
         return result
 
     async def _finish(
-        self, job_id: UUID, *, result: Answer | None = None, error: str | None = None
+        self,
+        services: Services,
+        job_id: UUID,
+        *,
+        result: Answer | None = None,
+        error: str | None = None,
     ) -> None:
         try:
-            async with self._services.transaction() as conn:
+            async with services.transaction() as conn:
                 await asking_service.finish_job(
                     conn,
                     job_id,
@@ -98,12 +106,12 @@ class Jobs:
             # Its lease runs out and a reader marks it failed: nothing is left running.
             logger.warning("could not store research job %s (%s)", job_id, type(exc).__name__)
 
-    async def _renew(self, job_id: UUID) -> None:
-        lease = self._services.settings.research_lease_s
+    async def _renew(self, services: Services, job_id: UUID) -> None:
+        lease = services.settings.research_lease_s
         while True:
             await asyncio.sleep(lease / 3)
             try:
-                async with self._services.transaction() as conn:
+                async with services.transaction() as conn:
                     await asking_service.renew_job(conn, job_id, lease_s=lease)
             except Exception as exc:
                 logger.warning("renewing research job %s failed (%s)", job_id, type(exc).__name__)

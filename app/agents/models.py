@@ -128,6 +128,18 @@ def make_models(settings: Settings) -> Models:
     return ProviderModels(settings)
 
 
+# Where providers' errors come from: their SDKs, the integrations that wrap them, and httpx.
+_PROVIDER_MODULES = frozenset(
+    {
+        "openai",
+        "anthropic",
+        "google",
+        "httpx",
+        "langchain_openai",
+        "langchain_anthropic",
+        "langchain_google_genai",
+    }
+)
 _AUTH = {401, 403}
 _QUOTA = {429}
 
@@ -145,7 +157,7 @@ def classify(exc: BaseException) -> ModelError | None:
     status = getattr(exc, "status_code", None) or getattr(exc, "code", None)
     if isinstance(exc, (TimeoutError, asyncio.TimeoutError)) or "Timeout" in name:
         return ModelError("model_timeout", "the answer model did not reply in time")
-    if module not in {"openai", "anthropic", "google", "httpx", "langchain_google_genai"}:
+    if module not in _PROVIDER_MODULES:
         return None
     if status in _AUTH or "Authentication" in name or "PermissionDenied" in name:
         return ModelError(

@@ -297,7 +297,7 @@ class Tools:
                 AskRequest(question=question, mode="deep"),
                 in_chat=False,
             )
-        job_id = await current.jobs.start(principal, checked.text)
+        job_id = await current.jobs.start(self._services(current), principal, checked.text)
         done = await current.jobs.wait(job_id, current.settings.research_wait_s)
         if done is not None:
             return done.model_copy(update={"job_id": str(job_id)})
