@@ -135,6 +135,9 @@ class Settings(BaseSettings):
         default=4, ge=1, le=16, validation_alias="DEEP_MAX_RESEARCHERS"
     )
     deep_max_revisions: int = Field(default=2, ge=0, le=10, validation_alias="DEEP_MAX_REVISIONS")
+    # POST /api/ask sends a keep-alive comment this often, so that proxies keep a stream open
+    # while the model thinks.
+    sse_ping_s: float = Field(default=15.0, gt=0, le=300, validation_alias="ANSWER_SSE_PING_S")
     # MCP's deep_research answers within this wait, else returns a job id to poll.
     research_wait_s: float = Field(
         default=45.0, ge=0, le=600, validation_alias="DEEP_RESEARCH_WAIT_S"

@@ -31,9 +31,6 @@ from app.search.schemas import Gaps
 
 router = APIRouter(prefix="/api", tags=["asking"], responses=PRINCIPAL_ERRORS)
 
-# A comment line this often keeps proxies from closing a stream while the model thinks.
-PING_S = 15
-
 # The stream's events, each one `data:` line of JSON under its `event:` name; the union is
 # the 200 reply's schema, so the typed web client knows every event's shape.
 AskEvent = ModeEvent | Step | TokenEvent | DoneEvent | ErrorEvent
@@ -86,7 +83,7 @@ async def ask(
         async for event in answer.answer(services, principal, question, door="chat"):
             yield ServerSentEvent(data=event.model_dump_json(), event=EVENT_NAMES[type(event)])
 
-    return EventSourceResponse(events(), ping=PING_S)
+    return EventSourceResponse(events(), ping=resources.settings.sse_ping_s)
 
 
 @router.get("/chats", response_model=Page[Chat], operation_id="listChats")

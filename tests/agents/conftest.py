@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -110,13 +110,15 @@ async def world(settings: Settings, server_url: str, data_dir: Path) -> AsyncIte
 
 
 @pytest.fixture
-def swap_models(world: World) -> Iterator[object]:
-    """Set the running app's models for one test (`swap_models(models)`)."""
+def swap_models(world: World) -> Iterator[Callable[..., None]]:
+    """Set the running app's models for one test: `swap_models(models)`, and settings changed
+    with `swap_models(models, setting=value)`."""
     app = world.corpus.app
     original = app.state.resources
 
-    def swap(models: Models) -> None:
-        app.state.resources = dataclasses.replace(original, models=models)
+    def swap(models: Models, **settings: object) -> None:
+        changed = original.settings.model_copy(update=settings)
+        app.state.resources = dataclasses.replace(original, models=models, settings=changed)
 
     yield swap
     app.state.resources = original

@@ -15,7 +15,7 @@ from tests.accounts import Account
 from tests.agents.conftest import World
 from tests.agents.scripted import Call, Reply, calling, in_order, scripted, tool_call
 
-Swap = Callable[[object], None]
+Swap = Callable[..., None]
 
 
 async def _events(response: httpx.Response) -> AsyncIterator[tuple[str, dict[str, Any]]]:
@@ -93,7 +93,9 @@ async def test_the_stream_is_mode_then_steps_and_tokens_then_done_with_citations
     assert (done["mode"], done["fell_back"], done["extractive"]) == ("fast", False, False)
 
 
-async def test_a_client_that_disconnects_cancels_the_run(world: World, swap_models: Swap) -> None:
+async def test_pings_keep_the_stream_alive_and_a_client_that_disconnects_cancels_the_run(
+    world: World, swap_models: Swap
+) -> None:
     asked = asyncio.Event()
     cancelled = asyncio.Event()
 
@@ -106,15 +108,17 @@ async def test_a_client_that_disconnects_cancels_the_run(world: World, swap_mode
             raise
         raise AssertionError("unreachable")
 
-    swap_models(scripted(respond))
-    async with (
-        _client(world, world.viewer) as client,
-        client.stream("POST", "/api/ask", json={"question": "How do I roll back?"}) as response,
-    ):
-        async for name, _data in _events(response):
-            assert name == "mode"
-            break
+    swap_models(scripted(respond), sse_ping_s=0.2)
+    seen: list[str] = []
+    async with _client(world, world.viewer) as client, client.stream(
+        "POST", "/api/ask", json={"question": "How do I roll back?"}
+    ) as response:
+        async for line in response.aiter_lines():
+            seen.append(line)
+            if line.startswith(": ping"):
+                break  # the model is still thinking, and the stream is kept alive
         await asyncio.wait_for(asked.wait(), timeout=10)
+    assert seen[0] == "event: mode"
     await asyncio.wait_for(cancelled.wait(), timeout=10)
 
 

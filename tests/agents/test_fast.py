@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 from app.agents import tools
@@ -181,3 +182,29 @@ async def test_ask_about_this_doc_searches_only_that_document(world: World) -> N
     assert [str(c.document_id) for c in _done(events).citations] == [only]
     assert "document " + only in models.model.calls[1].tool_results[0]
     assert world.documents["Retry policy"] not in models.model.calls[1].tool_results[0]
+
+
+async def test_the_deadline_stops_a_model_that_does_not_answer(world: World) -> None:
+    async def never(_call: Call) -> Reply:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    viewer = await world.principal(world.viewer)
+    services = world.services(scripted(never), fast_deadline_s=0.3)
+    events = await run(world, services, viewer, "What is the retry policy?")
+    assert any(s.kind == "budget" and s.label == "budget reached: deadline" for s in _steps(events))
+    assert _done(events).answer.startswith("Stopped early (deadline)")
+
+
+async def test_the_context_budget_clips_earlier_results_and_says_so(world: World) -> None:
+    def respond(call: Call) -> Reply:
+        if len(call.tool_results) < 3:
+            return calling(tool_call("search_corpus", query="rollback retries cache", top_k=10))
+        return calling(text="Done [1].")
+
+    viewer = await world.principal(world.viewer)
+    services = world.services(scripted(respond), answer_max_context_chars=2000)
+    events = await run(world, services, viewer, "Everything about operations")
+    clipped = [s for s in _steps(events) if s.label.startswith("context budget:")]
+    assert clipped
+    assert _done(events).citations
