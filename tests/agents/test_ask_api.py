@@ -110,9 +110,10 @@ async def test_pings_keep_the_stream_alive_and_a_client_that_disconnects_cancels
 
     swap_models(scripted(respond), sse_ping_s=0.2)
     seen: list[str] = []
-    async with _client(world, world.viewer) as client, client.stream(
-        "POST", "/api/ask", json={"question": "How do I roll back?"}
-    ) as response:
+    async with (
+        _client(world, world.viewer) as client,
+        client.stream("POST", "/api/ask", json={"question": "How do I roll back?"}) as response,
+    ):
         async for line in response.aiter_lines():
             seen.append(line)
             if line.startswith(": ping"):

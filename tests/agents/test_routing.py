@@ -11,9 +11,9 @@ from app.agents.routing import route
     ("question", "mode", "reason"),
     [
         ("How do I roll back a deploy?", "fast", "auto: one direct question"),
-        ("Compare our retry policy with the cache's", "deep", "auto: comparative wording ('compare')"),
+        ("Compare the retry policy and caching", "deep", "auto: comparative wording ('compare')"),
         ("Postgres vs SQLite for tests", "deep", "auto: comparative wording ('vs')"),
-        ("How do rollbacks work? And who approves them?", "deep", "auto: several questions in one (2)"),
+        ("How do rollbacks work? Who approves?", "deep", "auto: several questions in one (2)"),
         (" ".join(["word"] * 60), "deep", "auto: a long brief (60 words)"),
     ],
 )
