@@ -295,6 +295,19 @@ class Settings(BaseSettings):
             raise ValueError("EMBEDDINGS_DIM must be at most 2000 (pgvector's HNSW limit)")
         if self.retrieval_min_similarity is None:
             self.retrieval_min_similarity = floor
+        # A provider chosen without what it needs would fail at every question, not here.
+        needs = {
+            "gemini": (self.google_api_key, "GOOGLE_API_KEY"),
+            "anthropic": (self.anthropic_api_key, "ANTHROPIC_API_KEY"),
+            "openai": (
+                self.openai_api_key or self.openai_base_url,
+                "OPENAI_API_KEY or OPENAI_BASE_URL",
+            ),
+        }
+        if self.answer_provider in needs and not needs[self.answer_provider][0]:
+            raise ValueError(
+                f"ANSWER_PROVIDER={self.answer_provider} needs {needs[self.answer_provider][1]}"
+            )
         if not self.public_url:
             self.public_url = f"http://{self.host}:{self.port}"
         public = urlsplit(self.public_url)

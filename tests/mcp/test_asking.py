@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from app.access.principal import Principal
+from app.agents import jobs
 from app.asking import service as asking_service
 from app.auth import service as auth_service
 from app.config import Settings
@@ -196,3 +197,20 @@ async def test_a_job_whose_process_died_is_marked_failed_with_a_reason(corpus: R
     async with corpus.db.write() as conn:
         job = await asking_service.get_job(conn, principal, orphan)
     assert (job.status, job.error) == ("failed", asking_service.ABANDONED)
+
+
+async def test_a_server_that_shuts_down_marks_its_running_jobs_failed(corpus: Running) -> None:
+    owner = await corpus.account("viewer")
+    original = _swap(corpus, _slow_deep_run(asyncio.Event()))  # never released
+    try:
+        async with mcp_client(corpus.mcp_url, owner.key) as client:
+            started = _ok(await client.call_tool("deep_research", {"question": "Rollbacks?"}))
+        # What the lifespan does as the server stops.
+        await corpus.app.state.resources.jobs.aclose()
+    finally:
+        corpus.app.state.resources = original
+    async with corpus.db.write() as conn:
+        job = await asking_service.get_job(
+            conn, await _principal(corpus, owner), uuid.UUID(started["job_id"])
+        )
+    assert (job.status, job.error) == ("failed", jobs.SHUT_DOWN)
