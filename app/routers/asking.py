@@ -46,13 +46,26 @@ AskEvent = ModeEvent | Step | TokenEvent | DoneEvent | ErrorEvent
     responses={
         200: {
             "description": "The run's events, as Server-Sent Events",
+            # One Server-Sent Event: its name, and its data, one line of JSON of that
+            # event's model (ModeEvent, Step, TokenEvent, DoneEvent, ErrorEvent).
             "content": {
                 "text/event-stream": {
                     "schema": {
-                        "oneOf": [
-                            {"$ref": f"#/components/schemas/{event.__name__}"}
-                            for event in EVENT_NAMES
-                        ]
+                        "type": "object",
+                        "required": ["event", "data"],
+                        "properties": {
+                            "event": {"type": "string", "enum": list(EVENT_NAMES.values())},
+                            "data": {
+                                "type": "string",
+                                "contentMediaType": "application/json",
+                                "contentSchema": {
+                                    "oneOf": [
+                                        {"$ref": f"#/components/schemas/{event.__name__}"}
+                                        for event in EVENT_NAMES
+                                    ]
+                                },
+                            },
+                        },
                     }
                 }
             },

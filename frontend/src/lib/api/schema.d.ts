@@ -3116,7 +3116,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": components["schemas"]["ModeEvent"] | components["schemas"]["Step"] | components["schemas"]["TokenEvent"] | components["schemas"]["DoneEvent"] | components["schemas"]["ErrorEvent"];
+                    "text/event-stream": {
+                        /** @enum {string} */
+                        event: "mode" | "step" | "token" | "done" | "error";
+                        data: string;
+                    };
                 };
             };
             /** @description No valid credential was presented. */
