@@ -72,6 +72,8 @@ class Question:
     workspaces: list[str] | None = None
     document_ids: list[UUID] | None = None
     persona: str | None = None
+    # Kept in a chat (`chat_id`, or a new one when None): the web app's questions, not MCP's.
+    in_chat: bool = False
     chat_id: UUID | None = None
     history: list[tuple[str, str]] = field(default_factory=list)
 
@@ -85,7 +87,8 @@ async def prepare(
     in_chat: bool = True,
 ) -> Question:
     """Check a question before its run starts, so that bad input is an error of the door, and
-    (`in_chat`) open its chat: a new one, or the caller's `chat_id` with its history.
+    (`in_chat`) read the history of the caller's chat `chat_id`; a new chat is made when the
+    first answer is kept, so a run that fails or is cancelled leaves none behind.
 
     Raises:
         Forbidden: the role may not ask. ValidationFailed: a blank or too long question, or an
@@ -111,10 +114,23 @@ async def prepare(
     )
     if not in_chat:
         return question
-    chat = await asking_service.open_chat(conn, principal, request.chat_id, text)
+    question = replace(question, in_chat=True)
+    if request.chat_id is None:
+        return question
+    chat = await asking_service.get_chat(conn, principal, request.chat_id)
     latest = chat.messages[-2 * HISTORY_TURNS :]
     history: list[tuple[str, str]] = [(str(m.role), m.content[:HISTORY_CHARS]) for m in latest]
     return replace(question, chat_id=chat.id, history=history)
+
+
+class RunFailed(AppError):
+    """The run ended in an error event."""
+
+    status = 502
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code  # type: ignore[misc]  # the event's code, per instance
 
 
 async def answer(
@@ -163,16 +179,6 @@ async def answer_once(
         elif isinstance(event, ErrorEvent):
             raise RunFailed(event.code, event.message)
     raise RunFailed("internal", f"the {mode} run ended without an answer")
-
-
-class RunFailed(AppError):
-    """The run ended in an error event."""
-
-    status = 502
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code  # type: ignore[misc]  # the event's code, per instance
 
 
 async def _drive(
@@ -347,8 +353,9 @@ async def _finish(
             best_similarity=run.ledger.best_similarity,
             hit_count=len(retrieved),
         )
-        if question.chat_id is not None:
-            await asking_service.record_turn(
+        chat_id = question.chat_id
+        if question.in_chat:
+            chat_id = await asking_service.record_turn(
                 conn,
                 principal,
                 question.chat_id,
@@ -364,7 +371,7 @@ async def _finish(
         mode=mode,
         fell_back=fell_back,
         extractive=False,
-        chat_id=question.chat_id,
+        chat_id=chat_id,
         trace_id=run.trace_id,
     )
 
@@ -390,8 +397,9 @@ async def _extractive(
             workspaces=question.workspaces,
             document_ids=question.document_ids,
         )
-        if question.chat_id is not None:
-            await asking_service.record_turn(
+        chat_id = question.chat_id
+        if question.in_chat:
+            chat_id = await asking_service.record_turn(
                 conn,
                 principal,
                 question.chat_id,
@@ -407,6 +415,6 @@ async def _extractive(
         mode=mode,
         fell_back=False,
         extractive=True,
-        chat_id=question.chat_id,
+        chat_id=chat_id,
         trace_id=run.trace_id,
     )

@@ -4,7 +4,7 @@ scripted model through the run's `models`), and returns a typed `Command`."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from langchain_core.language_models import BaseChatModel
@@ -44,7 +44,6 @@ class AgentSpec:
     # Whether its text streams to the caller as tokens (the answer's writer only).
     stream: bool = False
     model_role: ModelRole = "fast"
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def run_of(config: RunnableConfig) -> Run:

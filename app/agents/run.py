@@ -4,7 +4,6 @@ trace, and where its events go."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -170,7 +169,6 @@ class Run:
     stopped: str | None = None
     # The compiled loop of model and tools, which the deep run's subagents reuse.
     react: Any = None
-    _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     def step(self, kind: str, label: str, detail: str = "") -> None:
         """Record a step in the trace and stream it."""

@@ -54,27 +54,10 @@ def _message(row: queries.MessageRow) -> ChatMessage:
     )
 
 
-async def open_chat(
-    conn: WriteConnection, principal: Principal, chat_id: UUID | None, question: str
-) -> ChatWithMessages:
-    """The caller's chat `chat_id` with its messages so far, or a new one titled by the
-    question.
-
-    Raises:
-        NotFound: no such chat of the caller's. Forbidden: the role may not ask.
-    """
-    owner = _owner(principal, "your role may not ask")
-    if chat_id is None:
-        title = " ".join(question.split())[:TITLE_CHARS]
-        row = await queries.insert_chat(conn, user_id=owner, title=title)
-        return ChatWithMessages(**_chat(row).model_dump(), messages=[])
-    return await get_chat(conn, principal, chat_id)
-
-
 async def record_turn(
     conn: WriteConnection,
     principal: Principal,
-    chat_id: UUID,
+    chat_id: UUID | None,
     *,
     question: str,
     answer: str,
@@ -82,18 +65,23 @@ async def record_turn(
     citations: list[dict[str, Any]],
     trace: list[dict[str, Any]],
 ) -> UUID:
-    """Keep a question and its answer in the caller's chat; returns the answer's message id.
+    """Keep a question and its answer in the caller's chat `chat_id`, or in a new chat titled
+    by the question (a chat exists once it has an answer); returns the chat's id.
 
     Raises:
-        NotFound: the chat is gone (deleted while the run went on).
+        NotFound: the chat is not the caller's, or was deleted while the run went on.
+        Forbidden: the role may not ask.
     """
     owner = _owner(principal, "your role may not ask")
-    if await queries.get_chat(conn, chat_id=chat_id, user_id=owner) is None:
+    if chat_id is None:
+        title = " ".join(question.split())[:TITLE_CHARS]
+        chat_id = (await queries.insert_chat(conn, user_id=owner, title=title)).id
+    elif await queries.get_chat(conn, chat_id=chat_id, user_id=owner) is None:
         raise NotFound("chat not found")
     await queries.insert_message(
         conn, chat_id=chat_id, role="user", content=question, mode=None, citations=[], trace=[]
     )
-    return await queries.insert_message(
+    await queries.insert_message(
         conn,
         chat_id=chat_id,
         role="assistant",
@@ -102,6 +90,7 @@ async def record_turn(
         citations=citations,
         trace=trace,
     )
+    return chat_id
 
 
 async def list_chats(

@@ -86,7 +86,12 @@ async def test_each_provider_streams_tool_calls_and_tokens_over_the_wire(
 @pytest.mark.parametrize("provider", list(PROVIDERS))
 async def test_a_refused_key_is_a_clear_error_event_not_a_hang(world: World, provider: str) -> None:
     server = ScriptedServer([Turn(text="unused")], refuse=401)
+    question = f"How do I roll back deploy {provider}?"
     async with _served(world, provider, server) as corpus:
-        events = await _ask(corpus, world, "How do I roll back a deploy?")
+        events = await _ask(corpus, world, question)
+        async with httpx.AsyncClient(base_url=corpus.url, headers=world.viewer.bearer) as client:
+            chats = (await client.get("/api/chats")).json()["items"]
     assert [name for name, _ in events] == ["mode", "error"]
     assert events[-1][1]["code"] == "model_unauthorized"
+    # A chat exists once it has an answer: a failed run leaves none behind.
+    assert question not in [chat["title"] for chat in chats]
