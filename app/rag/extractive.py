@@ -20,9 +20,8 @@ SNIPPET_CHARS = 500
 PASSAGES = 5
 
 
-def answer(hits: Sequence[SearchHit], *, mode: str, note: str = NOTE) -> Answer:
-    """The answer the hits make, best first, each cited by its `[n]` key, after `note` (why
-    the answer is extractive)."""
+def answer(hits: Sequence[SearchHit], *, mode: str) -> Answer:
+    """The answer the hits make, best first, each cited by its `[n]` key."""
     citations = [
         Citation(
             key=f"[{i}]",
@@ -37,7 +36,7 @@ def answer(hits: Sequence[SearchHit], *, mode: str, note: str = NOTE) -> Answer:
     ]
     if citations:
         passages = "\n\n".join(f"{c.key} {c.title}: {c.snippet}" for c in citations)
-        text = f"{note}\n\n{passages}"
+        text = f"{NOTE}\n\n{passages}"
     else:
         text = NOTHING
     return Answer(answer=text, citations=citations, mode=mode, extractive=True)

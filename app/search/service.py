@@ -149,10 +149,9 @@ async def ask(
     door: str,
     workspaces: list[str] | None = None,
     document_ids: list[UUID] | None = None,
-    note: str = extractive.NOTE,
 ) -> Answer:
-    """Answer a question extractively (the best passages, cited, after `note`), recording it
-    as a search: the answer when no model is configured.
+    """Answer a question extractively (the best passages, cited), recording it as a search:
+    the answer when no model is configured.
 
     Raises:
         ValidationFailed: a blank, too long or malformed question, or an unknown workspace.
@@ -164,7 +163,7 @@ async def ask(
     result = await search(
         conn, principal, embedder, settings, request, door=door, document_ids=document_ids
     )
-    return extractive.answer(result.hits, mode=mode, note=note)
+    return extractive.answer(result.hits, mode=mode)
 
 
 # Wordings whose vectors are at least this similar are one gap ("how do I roll back a deploy",
