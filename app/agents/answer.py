@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
+from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from typing import Any
 from uuid import UUID
@@ -135,7 +136,7 @@ class RunFailed(AppError):
 
 async def answer(
     services: Services, principal: Principal, question: Question, *, door: str
-) -> AsyncIterator[Event]:
+) -> AsyncGenerator[Event, None]:
     """The events of one run, ending with `done` or `error`. Closing the iterator cancels the
     run."""
     queue: asyncio.Queue[Event | None] = asyncio.Queue()
@@ -161,23 +162,24 @@ async def answer_once(
         AppError: the run ended in an `error` event (a provider failure, a bad question).
     """
     mode, reason, steps = "fast", "", []
-    async for event in answer(services, principal, question, door=door):
-        if isinstance(event, ModeEvent):
-            mode, reason = event.mode, event.reason
-        elif isinstance(event, Step):
-            steps.append(event.label)
-        elif isinstance(event, DoneEvent):
-            return Answer(
-                answer=event.answer,
-                citations=event.citations,
-                mode=event.mode,
-                extractive=event.extractive,
-                fell_back=event.fell_back,
-                reason=reason,
-                steps=steps,
-            )
-        elif isinstance(event, ErrorEvent):
-            raise RunFailed(event.code, event.message)
+    async with aclosing(answer(services, principal, question, door=door)) as events:
+        async for event in events:
+            if isinstance(event, ModeEvent):
+                mode, reason = event.mode, event.reason
+            elif isinstance(event, Step):
+                steps.append(event.label)
+            elif isinstance(event, DoneEvent):
+                return Answer(
+                    answer=event.answer,
+                    citations=event.citations,
+                    mode=event.mode,
+                    extractive=event.extractive,
+                    fell_back=event.fell_back,
+                    reason=reason,
+                    steps=steps,
+                )
+            elif isinstance(event, ErrorEvent):
+                raise RunFailed(event.code, event.message)
     raise RunFailed("internal", f"the {mode} run ended without an answer")
 
 

@@ -221,12 +221,13 @@ async def plan(state: DeepState, config: RunnableConfig) -> Command[Literal["sco
 
 
 def _scout_spec() -> AgentSpec:
+    # The scout's survey is cheap work: the fast agent's model (ANSWER_MODEL) does it.
     return AgentSpec(
         name="scout",
         prompt=prompts.SCOUT,
         tools=["list_corpus_documents", "search_corpus"],
         max_searches=1,
-        model_role="deep",
+        model_role="fast",
     )
 
 
