@@ -87,7 +87,8 @@ class World:
         )
 
 
-@pytest.fixture(scope="module")
+# One server and database for the package: each test makes what it changes its own.
+@pytest.fixture(scope="package")
 async def world(settings: Settings, server_url: str, data_dir: Path) -> AsyncIterator[World]:
     async with run_fresh_corpus(server_url, data_dir, "corpus_agents") as corpus:
         viewer = await corpus.account("viewer")
