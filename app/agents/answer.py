@@ -297,7 +297,14 @@ async def _fast(run: Run) -> str:
             "recursion_limit": 4 * run.settings.answer_max_model_calls,
         },
     )
-    return str(result.get("answer") or "")
+    text = str(result.get("answer") or "")
+    if text and result.get("capped") and "cap" not in text.lower():
+        # The prompt asks the model to say so; this says it for a model that did not.
+        text += (
+            f"\n\n_The search cap ({spec.max_searches} searches) was reached: this answer rests "
+            "on what those searches found._"
+        )
+    return text
 
 
 async def _deep(run: Run) -> str:

@@ -5,6 +5,7 @@ in several chunks as the real APIs stream them."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -32,6 +33,9 @@ class ScriptedServer:
     headers: list[dict[str, str]] = field(default_factory=list)
     # Answer every request with this status and an error body instead (a bad key: 401).
     refuse: int | None = None
+    # Answer nothing until `released` (a provider that hangs).
+    hang: bool = False
+    released: asyncio.Event = field(default_factory=asyncio.Event)
 
     def _next(self, body: dict[str, Any], request: Request) -> Turn:
         self.requests.append(body)
@@ -48,7 +52,9 @@ class ScriptedServer:
             ]
         )
 
-    def _refusal(self) -> Response | None:
+    async def _refusal(self) -> Response | None:
+        if self.hang:
+            await self.released.wait()
         if self.refuse is None:
             return None
         error = {
@@ -62,7 +68,7 @@ class ScriptedServer:
         return JSONResponse(error, status_code=self.refuse)
 
     async def _openai(self, request: Request) -> Response:
-        refused = self._refusal()
+        refused = await self._refusal()
         if refused is not None:
             return refused
         turn = self._next(await request.json(), request)
@@ -109,7 +115,7 @@ class ScriptedServer:
         return StreamingResponse(stream(), media_type="text/event-stream")
 
     async def _anthropic(self, request: Request) -> Response:
-        refused = self._refusal()
+        refused = await self._refusal()
         if refused is not None:
             return refused
         turn = self._next(await request.json(), request)
@@ -181,7 +187,7 @@ class ScriptedServer:
         return StreamingResponse(stream(), media_type="text/event-stream")
 
     async def _gemini(self, request: Request) -> Response:
-        refused = self._refusal()
+        refused = await self._refusal()
         if refused is not None:
             return refused
         turn = self._next(await request.json(), request)

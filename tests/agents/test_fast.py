@@ -60,7 +60,9 @@ async def test_the_step_cap_holds_and_the_agent_answers_from_what_it_has(world: 
     # The call after the cap offered no tools, and its answer is the answer.
     assert models.model.calls[-1].tools == []
     assert len(models.model.calls) == 6
-    assert _done(events).citations
+    done = _done(events)
+    assert done.citations
+    assert "search cap (5 searches) was reached" in done.answer
 
 
 async def test_budgets_stop_a_model_that_loops(world: World) -> None:

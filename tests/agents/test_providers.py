@@ -33,9 +33,12 @@ PROVIDERS: dict[str, dict[str, str]] = {
 
 
 @asynccontextmanager
-async def _served(world: World, provider: str, server: ScriptedServer) -> AsyncIterator[Running]:
+async def _served(
+    world: World, provider: str, server: ScriptedServer, **settings: Any
+) -> AsyncIterator[Running]:
     sock, url = listening_socket()
     overrides: dict[str, Any] = {k: v.format(url=url) for k, v in PROVIDERS[provider].items()}
+    overrides.update(settings)
     async with (
         serving(server.app(), sock, lifespan="off"),
         run_corpus(
@@ -95,3 +98,12 @@ async def test_a_refused_key_is_a_clear_error_event_not_a_hang(world: World, pro
     assert events[-1][1]["code"] == "model_unauthorized"
     # A chat exists once it has an answer: a failed run leaves none behind.
     assert question not in [chat["title"] for chat in chats]
+
+
+async def test_a_provider_that_hangs_is_a_timeout_error_event(world: World) -> None:
+    server = ScriptedServer([Turn(text="unused")], hang=True)
+    async with _served(world, "openai", server, answer_timeout_s=0.3) as corpus:
+        events = await _ask(corpus, world, "How do I roll back a deploy?")
+        server.released.set()
+    assert [name for name, _ in events] == ["mode", "error"]
+    assert events[-1][1]["code"] == "model_timeout"
