@@ -75,6 +75,8 @@ class Question:
     persona: str | None = None
     # Kept in a chat (`chat_id`, or a new one when None): the web app's questions, not MCP's.
     in_chat: bool = False
+    # Whether the agents may write (save a note); MCP's ask tools promise a read.
+    may_write: bool = True
     chat_id: UUID | None = None
     history: list[tuple[str, str]] = field(default_factory=list)
 
@@ -241,6 +243,7 @@ async def _run(
         emit=emit,
         budget=_budget(services.settings, mode),
         door=door,
+        may_write=question.may_write,
         workspaces=question.workspaces,
         document_ids=question.document_ids,
         history=question.history,

@@ -1,4 +1,5 @@
-"""Deep research that can outlast an MCP client's tool timeout: each run is a job in PostgreSQL,
+"""Deep research that can outlast an MCP client's tool timeout (read-only, as the tool is
+annotated: its agents get no tool that writes): each run is a job in PostgreSQL,
 owned by the caller and leased to this process, which renews the lease while it works. Any
 replica answers `research_result` from the table; a job whose process died stops being renewed
 and is marked failed, with the reason, by whoever reads it next (or by housekeeping)."""
@@ -64,7 +65,10 @@ class Jobs:
         heartbeat = asyncio.create_task(self._renew(services, job_id))
         try:
             result = await answer_once(
-                services, principal, Question(text=question, mode="deep"), door="mcp"
+                services,
+                principal,
+                Question(text=question, mode="deep", may_write=False),
+                door="mcp",
             )
         except AppError as exc:
             failed = Answer(

@@ -158,6 +158,9 @@ class Run:
     emit: Callable[[Event], None]
     budget: Budget
     door: str = "api"
+    # False where the door promises a read (MCP's ask tools are annotated read-only): the
+    # agents then get no tool that writes, whatever the role.
+    may_write: bool = True
     workspaces: list[str] | None = None
     document_ids: list[UUID] | None = None
     # Earlier turns of the chat, oldest first: (role, text).

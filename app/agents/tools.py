@@ -275,10 +275,19 @@ TOOLS: dict[str, Tool] = {
 }
 
 
+# The tools that change the corpus.
+WRITES = frozenset({"save_note"})
+
+
 def for_caller(run: Run, wanted: list[str] | None = None) -> list[Tool]:
-    """The tools the caller's role grants (among `wanted`, when given)."""
+    """The tools the caller's role grants (among `wanted`, when given); none that writes in a
+    run that may only read."""
     granted = agent_tools(run.principal.role, bound=run.principal.workspace_scope is not None)
-    return [TOOLS[name] for name in granted if wanted is None or name in wanted]
+    return [
+        TOOLS[name]
+        for name in granted
+        if (wanted is None or name in wanted) and (run.may_write or name not in WRITES)
+    ]
 
 
 async def execute(run: Run, offered: list[Tool], name: str, arguments: dict[str, Any]) -> str:

@@ -11,6 +11,7 @@ import binascii
 import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import Annotated, ParamSpec, TypeVar, get_args
 from uuid import UUID
 
@@ -281,6 +282,8 @@ class Tools:
                 AskRequest(question=question, mode=mode),
                 in_chat=False,
             )
+        # Annotated read-only: the agents get no tool that writes (save_note) here.
+        checked = replace(checked, may_write=False)
         return await answer.answer_once(self._services(current), principal, checked, door=DOOR)
 
     @_listed("Research a question", READS)

@@ -214,3 +214,23 @@ async def test_a_server_that_shuts_down_marks_its_running_jobs_failed(corpus: Ru
             conn, await _principal(corpus, owner), uuid.UUID(started["job_id"])
         )
     assert (job.status, job.error) == ("failed", jobs.SHUT_DOWN)
+
+
+async def test_ask_docs_is_read_only_so_an_editors_run_saves_no_note(corpus: Running) -> None:
+    editor = await corpus.account("editor")
+    models = scripted(
+        in_order(
+            calling(tool_call("save_note", title="Sneaky note", content="Saved over MCP.")),
+            calling(text="Nothing saved."),
+        )
+    )
+    original = _swap(corpus, models)
+    try:
+        async with mcp_client(corpus.mcp_url, editor.key) as client:
+            answer = _ok(await client.call_tool("ask_docs", {"question": "Save a note"}))
+            listed = _ok(await client.call_tool("list_documents", {"q": "Sneaky note"}))
+    finally:
+        corpus.app.state.resources = original
+    assert "save_note" not in models.model.calls[0].tools
+    assert "save_note: not a tool of this agent or of your role" in answer["steps"]
+    assert listed["items"] == []
