@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import delete, func, insert, select, tuple_, update
 
 from app.db.engine import ReadConnection, WriteConnection
 from app.db.tables import chat_messages, chats, research_jobs
@@ -68,9 +68,7 @@ async def list_chats(
     """A page of the user's chats, the latest used first (keyset on updated_at, id)."""
     statement = select(*_CHAT).where(chats.c.user_id == user_id)
     if after is not None:
-        statement = statement.where(
-            func.row(chats.c.updated_at, chats.c.id) < func.row(after[0], after[1])
-        )
+        statement = statement.where(tuple_(chats.c.updated_at, chats.c.id) < tuple_(*after))
     statement = statement.order_by(chats.c.updated_at.desc(), chats.c.id.desc()).limit(limit + 1)
     return [ChatRow(*row) for row in await conn.execute(statement)]
 

@@ -184,6 +184,26 @@ async def test_chats_keep_the_history_that_follow_ups_see_and_belong_to_their_ow
         assert (await client.get(f"/api/chats/{chat_id}")).status_code == 404
 
 
+async def test_chats_are_listed_latest_first_a_page_at_a_time(
+    world: World, swap_models: Swap
+) -> None:
+    asker = await world.corpus.account("viewer")
+    swap_models(scripted(in_order(calling(text="An answer."))))
+    for question in ("First question", "Second question", "Third question"):
+        await _ask(world, asker, {"question": question})
+    titles: list[str] = []
+    cursor = None
+    async with _client(world, asker) as client:
+        while True:
+            params = {"limit": 2} | ({"cursor": cursor} if cursor else {})
+            page = (await client.get("/api/chats", params=params)).json()
+            titles += [chat["title"] for chat in page["items"]]
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+    assert titles == ["Third question", "Second question", "First question"]
+
+
 async def test_gaps_group_unanswered_questions_from_every_door_by_similar_wording(
     world: World,
 ) -> None:
