@@ -72,7 +72,10 @@ class Question:
     mode: AskMode
     workspaces: list[str] | None = None
     document_ids: list[UUID] | None = None
+    # A persona asked for that this server cannot route yet (said in the mode's reason), or the
+    # admin-set persona whose workspaces `workspaces` are.
     persona: str | None = None
+    routed_persona: str | None = None
     # Kept in a chat (`chat_id`, or a new one when None): the web app's questions, not MCP's.
     in_chat: bool = False
     # Whether the agents may write (save a note); MCP's ask tools promise a read.
@@ -105,15 +108,21 @@ async def prepare(
         raise ValidationFailed(
             f"question: {len(text):,} characters is over the limit of {settings.max_query_chars:,}"
         )
-    await documents_service.search_scope(conn, principal, request.workspaces)
+    workspaces = request.workspaces
+    routed = False
+    if request.persona and workspaces is None:
+        workspaces = await documents_service.persona_workspaces(conn, request.persona)
+        routed = workspaces is not None
+    await documents_service.search_scope(conn, principal, workspaces)
     if request.document_ids:
         await documents_service.require_visible(conn, principal, request.document_ids)
     question = Question(
         text=text,
         mode=request.mode,
-        workspaces=request.workspaces,
+        workspaces=workspaces,
         document_ids=request.document_ids or None,
-        persona=request.persona,
+        persona=request.persona if not routed else None,
+        routed_persona=request.persona if routed else None,
     )
     if not in_chat:
         return question
@@ -227,9 +236,11 @@ async def _run(
     emit: Callable[[Event | None], None],
 ) -> DoneEvent:
     mode, reason = route(question.mode, question.text)
-    if question.persona and not question.workspaces:
+    if question.routed_persona:
+        reason += f"; persona {question.routed_persona!r}: {', '.join(question.workspaces or [])}"
+    elif question.persona and not question.workspaces:
         reason += (
-            f"; persona {question.persona!r} is not routed here yet: every workspace you may "
+            f"; persona {question.persona!r} is not one an admin set: every workspace you may "
             "see is searched"
         )
     emit(ModeEvent(mode=mode, reason=reason))

@@ -14,7 +14,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.engine import RowMapping
 
 from app.db.engine import ReadConnection, WriteConnection
-from app.db.tables import chunks, documents, workspaces
+from app.db.tables import chunks, documents, personas, workspaces
 from app.documents.schemas import (
     Chunk,
     Document,
@@ -378,3 +378,11 @@ async def visible_documents(
         .where(documents.c.id.in_(list(document_ids)), visible_to(caller_id, scope))
     )
     return {row.id for row in await conn.execute(statement)}
+
+
+async def persona_workspaces(conn: ReadConnection, slug: str) -> list[str] | None:
+    """The workspaces of an admin-set persona, in priority order; None when there is none."""
+    row = (
+        await conn.execute(select(personas.c.workspaces).where(personas.c.slug == slug))
+    ).one_or_none()
+    return list(row.workspaces) if row is not None else None

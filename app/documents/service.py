@@ -334,6 +334,13 @@ async def readable_chunks(
     )
 
 
+async def persona_workspaces(conn: ReadConnection, slug: str) -> list[str] | None:
+    """The workspaces an admin set for the persona `slug`, in priority order; None when no
+    admin set it (the built-in personas and the policy file come with the multi-corpus
+    work)."""
+    return await queries.persona_workspaces(conn, slug)
+
+
 async def require_visible(
     conn: ReadConnection, principal: Principal, document_ids: Sequence[UUID]
 ) -> None:

@@ -10,7 +10,11 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
+from sqlalchemy import text
 
+from app.access.principal import LOCAL_ADMIN
+from app.documents import service as documents_service
+from app.documents.schemas import DocumentCreate, WorkspaceCreate
 from tests.accounts import Account
 from tests.agents.conftest import World
 from tests.agents.scripted import Call, Reply, calling, in_order, scripted, tool_call
@@ -221,3 +225,39 @@ async def test_gaps_group_unanswered_questions_from_every_door_by_similar_wordin
     assert len(kubernetes) == 1
     assert (kubernetes[0]["count"], kubernetes[0]["people"]) == (3, 2)
     assert len(kubernetes[0]["examples"]) >= 2
+
+
+async def test_a_persona_an_admin_set_scopes_the_question_to_its_workspaces(
+    world: World,
+) -> None:
+    editor = await world.principal(world.editor)
+    resources = world.corpus.app.state.resources
+    written = {}
+    async with world.corpus.db.write() as conn:
+        await documents_service.create_workspace(
+            conn, LOCAL_ADMIN, WorkspaceCreate(slug="ops", title="Operations")
+        )
+        for workspace in ("ops", "default"):
+            created = await documents_service.create(
+                conn,
+                editor,
+                resources.embedder,
+                world.settings,
+                DocumentCreate(
+                    title=f"Flux capacitor ({workspace})",
+                    content=f"Recalibrate the flux capacitor from the {workspace} console.",
+                    workspace=workspace,
+                ),
+            )
+            written[workspace] = str(created.id)
+        # Set as an admin would (the admin route comes with the multi-corpus work).
+        await conn.execute(
+            text("INSERT INTO personas (slug, workspaces) VALUES ('ops-team', ARRAY['ops'])")
+        )
+    question = "recalibrate the flux capacitor"
+    routed = await _ask(world, world.viewer, {"question": question, "persona": "ops-team"})
+    assert routed[0][1]["reason"].endswith("; persona 'ops-team': ops")
+    assert {c["document_id"] for c in routed[-1][1]["citations"]} == {written["ops"]}
+    unknown = await _ask(world, world.viewer, {"question": question, "persona": "nobody-set"})
+    assert "not one an admin set" in unknown[0][1]["reason"]
+    assert {c["document_id"] for c in unknown[-1][1]["citations"]} == set(written.values())
