@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import text
 
 from app.access.principal import Principal
 from app.agents import jobs
@@ -234,3 +235,46 @@ async def test_ask_docs_is_read_only_so_an_editors_run_saves_no_note(corpus: Run
     assert "save_note" not in models.model.calls[0].tools
     assert "save_note: not a tool of this agent or of your role" in answer["steps"]
     assert listed["items"] == []
+
+
+async def test_a_running_job_renews_its_lease_past_its_first_expiry(corpus: Running) -> None:
+    owner = await corpus.account("viewer")
+    release = asyncio.Event()
+    original = corpus.app.state.resources
+    corpus.app.state.resources = dataclasses.replace(
+        original,
+        models=_slow_deep_run(release),
+        settings=original.settings.model_copy(update={"research_lease_s": 1.0}),
+    )
+    try:
+        async with mcp_client(corpus.mcp_url, owner.key) as client:
+            started = _ok(await client.call_tool("deep_research", {"question": "Rollbacks?"}))
+        job_id = uuid.UUID(started["job_id"])
+        principal = await _principal(corpus, owner)
+
+        async def renewed_past_its_first_lease() -> bool:
+            async with corpus.db.read() as conn:
+                row = (
+                    await conn.execute(
+                        text(
+                            "SELECT heartbeat_at > created_at + interval '1.5 seconds' "
+                            "FROM research_jobs WHERE id = :id"
+                        ),
+                        {"id": job_id},
+                    )
+                ).scalar_one()
+            return bool(row)
+
+        await eventually(renewed_past_its_first_lease, "the lease is renewed", within_s=10)
+        # Read by anyone after its first lease ran out, the job is still running.
+        async with corpus.db.write() as conn:
+            assert (await asking_service.get_job(conn, principal, job_id)).status == "running"
+        release.set()
+
+        async def done() -> bool:
+            async with corpus.db.write() as conn:
+                return (await asking_service.get_job(conn, principal, job_id)).status == "done"
+
+        await eventually(done, "the job finishes")
+    finally:
+        corpus.app.state.resources = original
