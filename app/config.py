@@ -97,6 +97,55 @@ class Settings(BaseSettings):
     openai_api_key: SecretStr | None = Field(default=None, validation_alias="OPENAI_API_KEY")
     openai_base_url: str = Field(default="", validation_alias="OPENAI_BASE_URL")
     voyage_api_key: SecretStr | None = Field(default=None, validation_alias="VOYAGE_API_KEY")
+    # Other endpoints for the Gemini and Anthropic APIs (a proxy or gateway); empty: theirs.
+    gemini_base_url: str = Field(default="", validation_alias="GEMINI_BASE_URL")
+    anthropic_base_url: str = Field(default="", validation_alias="ANTHROPIC_BASE_URL")
+
+    # --- The answering agents' budgets (docs/DEEP_AGENT_RAG.md): a run cannot run away.
+    # One model request's timeout (a provider that hangs becomes a clear error).
+    answer_timeout_s: float = Field(default=60.0, gt=0, le=600, validation_alias="ANSWER_TIMEOUT_S")
+    # The most tokens one model reply may hold.
+    answer_max_tokens: int = Field(
+        default=4096, ge=64, le=65536, validation_alias="ANSWER_MAX_TOKENS"
+    )
+    # A whole run's deadline, per mode.
+    fast_deadline_s: float = Field(
+        default=90.0, gt=0, le=3600, validation_alias="ANSWER_FAST_DEADLINE_S"
+    )
+    deep_deadline_s: float = Field(
+        default=600.0, gt=0, le=7200, validation_alias="ANSWER_DEEP_DEADLINE_S"
+    )
+    # The fast agent's searches (its step cap): at the cap it answers from what it has.
+    fast_max_searches: int = Field(
+        default=5, ge=1, le=50, validation_alias="ANSWER_FAST_MAX_SEARCHES"
+    )
+    # Model calls and tool calls of one run, every agent of a deep run together.
+    answer_max_model_calls: int = Field(
+        default=40, ge=2, le=1000, validation_alias="ANSWER_MAX_MODEL_CALLS"
+    )
+    answer_max_tool_calls: int = Field(
+        default=60, ge=1, le=1000, validation_alias="ANSWER_MAX_TOOL_CALLS"
+    )
+    # The most characters put in front of the model at once (about four per token).
+    answer_max_context_chars: int = Field(
+        default=60_000, ge=2000, le=2_000_000, validation_alias="ANSWER_MAX_CONTEXT_CHARS"
+    )
+    # The deep run: researchers at once, and how often the verifier may send a draft back.
+    deep_max_researchers: int = Field(
+        default=4, ge=1, le=16, validation_alias="DEEP_MAX_RESEARCHERS"
+    )
+    deep_max_revisions: int = Field(default=2, ge=0, le=10, validation_alias="DEEP_MAX_REVISIONS")
+    # POST /api/ask sends a keep-alive comment this often, so that proxies keep a stream open
+    # while the model thinks.
+    sse_ping_s: float = Field(default=15.0, gt=0, le=300, validation_alias="ANSWER_SSE_PING_S")
+    # MCP's deep_research answers within this wait, else returns a job id to poll.
+    research_wait_s: float = Field(
+        default=45.0, ge=0, le=600, validation_alias="DEEP_RESEARCH_WAIT_S"
+    )
+    # A research job's lease, renewed a few times within it while its process runs the job.
+    research_lease_s: float = Field(
+        default=60.0, ge=1, le=3600, validation_alias="DEEP_RESEARCH_LEASE_S"
+    )
 
     oauth_registration: Literal["open", "closed"] = Field(
         default="open", validation_alias="CORPUS_OAUTH_REGISTRATION"
@@ -198,7 +247,9 @@ class Settings(BaseSettings):
             raise ValueError("must be a postgresql:// URL")
         return f"postgresql+asyncpg://{rest}"
 
-    @field_validator("public_url", "oidc_issuer", "openai_base_url")
+    @field_validator(
+        "public_url", "oidc_issuer", "openai_base_url", "gemini_base_url", "anthropic_base_url"
+    )
     @classmethod
     def _http_url(cls, value: str) -> str:
         if not value:
@@ -244,6 +295,19 @@ class Settings(BaseSettings):
             raise ValueError("EMBEDDINGS_DIM must be at most 2000 (pgvector's HNSW limit)")
         if self.retrieval_min_similarity is None:
             self.retrieval_min_similarity = floor
+        # A provider chosen without what it needs would fail at every question, not here.
+        needs = {
+            "gemini": (self.google_api_key, "GOOGLE_API_KEY"),
+            "anthropic": (self.anthropic_api_key, "ANTHROPIC_API_KEY"),
+            "openai": (
+                self.openai_api_key or self.openai_base_url,
+                "OPENAI_API_KEY or OPENAI_BASE_URL",
+            ),
+        }
+        if self.answer_provider in needs and not needs[self.answer_provider][0]:
+            raise ValueError(
+                f"ANSWER_PROVIDER={self.answer_provider} needs {needs[self.answer_provider][1]}"
+            )
         if not self.public_url:
             self.public_url = f"http://{self.host}:{self.port}"
         public = urlsplit(self.public_url)

@@ -18,6 +18,8 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app import housekeeping
+from app.agents.jobs import Jobs
+from app.agents.models import make_models
 from app.config import Settings, get_settings
 from app.db import embedded, migrate
 from app.db.engine import Database
@@ -36,6 +38,7 @@ from app.people.passwords import Hasher
 from app.rag.embeddings import Embedder, EmbeddingError, make_embedder
 from app.resources import Resources
 from app.routers import (
+    asking,
     audit,
     auth,
     documents,
@@ -184,6 +187,8 @@ def create_app(
         embedder = make_embedder(settings)
         hasher = Hasher(settings.hash_workers, argon2)
         converter = Converter(settings)
+        models = make_models(settings)
+        jobs = Jobs()
         try:
             app.state.resources = Resources(
                 settings=settings,
@@ -196,6 +201,8 @@ def create_app(
                 signin_per_address=Throttle(settings.signin_rate_per_address),
                 signin_overall=Throttle(settings.signin_rate),
                 converter=converter,
+                models=models,
+                jobs=jobs,
                 oidc=oidc.make_client(settings),
             )
             pruning = asyncio.create_task(housekeeping.run(db), name="housekeeping")
@@ -211,6 +218,7 @@ def create_app(
                 warming.cancel()
                 await asyncio.gather(pruning, warming, return_exceptions=True)
         finally:
+            await jobs.aclose()
             hasher.close()
             await converter.aclose()
             await embedder.aclose()
@@ -256,6 +264,7 @@ def create_app(
     app.include_router(workspaces.router)
     app.include_router(documents.router)
     app.include_router(search.router)
+    app.include_router(asking.router)
     app.include_router(oauth_consent.router)
     app.include_router(pages.router)
     # The MCP endpoint and the SDK's OAuth routes, before the web app's catch-all.

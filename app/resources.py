@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from app.agents.jobs import Jobs
+from app.agents.models import Models
 from app.config import Settings
 from app.db.engine import Database
 from app.documents.worker import Converter
@@ -34,5 +36,9 @@ class Resources:
     signin_overall: Throttle
     # The pool of file-conversion worker processes.
     converter: Converter
+    # The answering agents' chat models (ANSWER_PROVIDER), and the deep research jobs this
+    # process runs.
+    models: Models
+    jobs: Jobs
     # The OpenID Connect provider's client; None unless OIDC is configured.
     oidc: StarletteOAuth2App | None = None

@@ -208,6 +208,9 @@ CREATE TABLE public.research_jobs (
     error text,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     finished_at timestamp with time zone,
+    worker text,
+    lease_expires_at timestamp with time zone DEFAULT now() NOT NULL,
+    heartbeat_at timestamp with time zone,
     CONSTRAINT ck_research_jobs_status CHECK ((status = ANY (ARRAY['running'::text, 'done'::text, 'failed'::text])))
 );
 
@@ -379,6 +382,8 @@ CREATE INDEX ix_oauth_tokens_user_id_client_id ON public.oauth_tokens USING btre
 CREATE INDEX ix_questions_answered_created_at ON public.questions USING btree (answered, created_at);
 
 CREATE INDEX ix_questions_created_at ON public.questions USING btree (created_at);
+
+CREATE INDEX ix_research_jobs_running_lease_expires_at ON public.research_jobs USING btree (lease_expires_at) WHERE (status = 'running'::text);
 
 CREATE INDEX ix_research_jobs_user_id ON public.research_jobs USING btree (user_id);
 

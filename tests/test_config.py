@@ -65,6 +65,11 @@ def test_database_urls_are_normalised_to_asyncpg(tmp_path: Path) -> None:
         ("oidc_default_role", "owner"),
         ("max_upload_mb", 0),
         ("retrieval_min_similarity", 2.0),
+        ("answer_provider", "gemini"),  # without GOOGLE_API_KEY
+        ("answer_provider", "anthropic"),  # without ANTHROPIC_API_KEY
+        ("answer_provider", "openai"),  # without a key or a base URL
+        ("answer_provider", "mistral"),
+        ("deep_max_revisions", -1),
     ],
 )
 def test_bad_values_are_refused(tmp_path: Path, field: str, value: object) -> None:

@@ -21,6 +21,7 @@ Action = Literal[
     "people.manage",  # people, roles, passwords, enable and disable, unlock
     "keys.manage",  # mint and revoke agents' API keys
     "audit.read",
+    "gaps.read",  # the documentation gaps: what everyone asked that found nothing
 ]
 
 # The tools of the answering agents (DESIGN.md §6).
@@ -84,6 +85,7 @@ _ADMIN = _Grant(
         "people.manage",
         "keys.manage",
         "audit.read",
+        "gaps.read",
     },
     [*_EDITOR.agent_tools, "documentation_gaps"],
     [*_EDITOR.mcp_tools],

@@ -324,8 +324,18 @@ research_jobs = Table(
     Column("error", Text),
     _created_at(),
     Column("finished_at", DateTime(timezone=True)),
+    # The process running the job renews its lease while it works; a running job whose lease
+    # ran out belongs to a process that died, and is marked failed by whoever reads it.
+    Column("worker", Text),
+    Column("lease_expires_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("heartbeat_at", DateTime(timezone=True)),
     CheckConstraint("status IN ('running', 'done', 'failed')", name="status"),
     Index(None, "user_id"),
+    Index(
+        "ix_research_jobs_running_lease_expires_at",
+        "lease_expires_at",
+        postgresql_where=text("status = 'running'"),
+    ),
 )
 
 audit_log = Table(

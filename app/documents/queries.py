@@ -14,7 +14,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.engine import RowMapping
 
 from app.db.engine import ReadConnection, WriteConnection
-from app.db.tables import chunks, documents, workspaces
+from app.db.tables import chunks, documents, personas, workspaces
 from app.documents.schemas import (
     Chunk,
     Document,
@@ -349,3 +349,40 @@ async def document_chunks(conn: ReadConnection, document_id: UUID) -> list[Chunk
         .order_by(chunks.c.ordinal)
     )
     return [Chunk.model_validate(dict(row)) for row in rows.mappings()]
+
+
+async def visible_chunks(
+    conn: ReadConnection, caller_id: UUID | None, chunk_ids: Sequence[UUID], *, scope: str | None
+) -> set[UUID]:
+    """Which of `chunk_ids` are chunks of documents the caller may see."""
+    if not chunk_ids:
+        return set()
+    statement = (
+        select(chunks.c.id)
+        .join_from(chunks, documents, documents.c.id == chunks.c.document_id)
+        .join(workspaces, workspaces.c.id == documents.c.workspace_id)
+        .where(chunks.c.id.in_(list(chunk_ids)), visible_to(caller_id, scope))
+    )
+    return {row.id for row in await conn.execute(statement)}
+
+
+async def visible_documents(
+    conn: ReadConnection, caller_id: UUID | None, document_ids: Sequence[UUID], *, scope: str | None
+) -> set[UUID]:
+    """Which of `document_ids` are documents the caller may see."""
+    if not document_ids:
+        return set()
+    statement = (
+        select(documents.c.id)
+        .join_from(documents, workspaces, workspaces.c.id == documents.c.workspace_id)
+        .where(documents.c.id.in_(list(document_ids)), visible_to(caller_id, scope))
+    )
+    return {row.id for row in await conn.execute(statement)}
+
+
+async def persona_workspaces(conn: ReadConnection, slug: str) -> list[str] | None:
+    """The workspaces of an admin-set persona, in priority order; None when there is none."""
+    row = (
+        await conn.execute(select(personas.c.workspaces).where(personas.c.slug == slug))
+    ).one_or_none()
+    return list(row.workspaces) if row is not None else None

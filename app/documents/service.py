@@ -7,6 +7,7 @@ searchable. Rules of who may do what live here, and visibility lives in the quer
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Literal
@@ -328,6 +329,35 @@ async def get(
     return await queries.get_document(
         conn, principal.user_id, document_id, scope=principal.workspace_scope
     )
+
+
+async def readable_chunks(
+    conn: ReadConnection, principal: Principal, chunk_ids: Sequence[UUID]
+) -> set[UUID]:
+    """Which of the chunks the caller may read now (a citation is checked against this)."""
+    return await queries.visible_chunks(
+        conn, principal.user_id, chunk_ids, scope=principal.workspace_scope
+    )
+
+
+async def persona_workspaces(conn: ReadConnection, slug: str) -> list[str] | None:
+    """The workspaces an admin set for the persona `slug`, in priority order; None when no
+    admin set it (the built-in personas and the policy file come with the multi-corpus
+    work)."""
+    return await queries.persona_workspaces(conn, slug)
+
+
+async def require_visible(
+    conn: ReadConnection, principal: Principal, document_ids: Sequence[UUID]
+) -> None:
+    """Raises:
+    NotFound: one of the documents does not exist, or the caller may not see it.
+    """
+    seen = await queries.visible_documents(
+        conn, principal.user_id, document_ids, scope=principal.workspace_scope
+    )
+    if set(document_ids) - seen:
+        raise NotFound("document not found")
 
 
 async def list_documents(

@@ -11,6 +11,7 @@ import binascii
 import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import Annotated, ParamSpec, TypeVar, get_args
 from uuid import UUID
 
@@ -22,6 +23,9 @@ from pydantic import BaseModel, Field, ValidationError
 
 from app.access.capabilities import McpTool
 from app.access.principal import Principal, require_password_changed
+from app.agents import answer
+from app.asking import service as asking_service
+from app.asking.schemas import AskRequest
 from app.auth import service as auth_service
 from app.auth.schemas import Me
 from app.db.engine import ReadConnection, WriteConnection
@@ -34,7 +38,7 @@ from app.documents.schemas import (
     DocumentText,
     Visibility,
 )
-from app.errors import AppError, ValidationFailed
+from app.errors import AppError, NotFound, ValidationFailed
 from app.mcp.provider import CallerToken
 from app.rag.schemas import Answer, AskMode, SearchMode, SearchRequest, SearchResult
 from app.resources import Resources
@@ -251,33 +255,94 @@ class Tools:
             await documents_service.delete(conn, principal, document_id)
         return Deleted(deleted=document_id)
 
-    async def _ask(self, question: str, mode: str) -> Answer:
-        principal = _caller()
-        async with self._writing() as (conn, current):
-            return await search_service.ask(
-                conn, principal, current.embedder, current.settings, question, mode=mode, door=DOOR
-            )
+    def _services(self, current: Resources) -> answer.Services:
+        # Each of the run's tool calls opens a short transaction of its own: a run holds no
+        # connection while the model thinks.
+        return answer.Services(
+            settings=current.settings,
+            embedder=current.embedder,
+            models=current.models,
+            transaction=current.db.write,
+        )
 
     @_listed("Ask the docs", READS)
     async def ask_docs(
         self, question: Annotated[str, Field(min_length=1)], mode: AskMode = "auto"
     ) -> Answer:
-        """Ask a question of the corpus; the answer cites the passages it rests on."""
-        return await self._ask(question, "fast" if mode == "auto" else mode)
+        """Ask a question of the corpus; the answer cites the passages it rests on (`auto`
+        picks deep research for comparisons, several questions or long briefs)."""
+        principal = _caller()
+        current = self._resources()
+        async with self._writing() as (conn, _current):
+            # MCP keeps no chats: each question runs on its own.
+            checked = await answer.prepare(
+                conn,
+                principal,
+                current.settings,
+                AskRequest(question=question, mode=mode),
+                in_chat=False,
+            )
+        # Annotated read-only: the agents get no tool that writes (save_note) here.
+        checked = replace(checked, may_write=False)
+        return await answer.answer_once(self._services(current), principal, checked, door=DOOR)
 
     @_listed("Research a question", READS)
     async def deep_research(self, question: Annotated[str, Field(min_length=1)]) -> Answer:
-        """Research a question across the corpus (within about 45 s, or a job id to poll)."""
-        return await self._ask(question, "deep")
+        """Research a question in depth across the corpus: the answer within about 45 s, or a
+        job_id to pass to research_result."""
+        principal = _caller()
+        current = self._resources()
+        async with self._writing() as (conn, _current):
+            checked = await answer.prepare(
+                conn,
+                principal,
+                current.settings,
+                AskRequest(question=question, mode="deep"),
+                in_chat=False,
+            )
+        job_id = await current.jobs.start(self._services(current), principal, checked.text)
+        done = await current.jobs.wait(job_id, current.settings.research_wait_s)
+        if done is not None:
+            return done.model_copy(update={"job_id": str(job_id)})
+        return _running(job_id)
 
     @_listed("Get a research result", READS)
     async def research_result(self, job_id: str) -> Answer:
-        """The result of a deep_research job that outlived its call."""
-        _caller()
-        raise ToolError(
-            f"not_found: no research job {job_id!r}: deep_research answers within its call on "
-            "this server, so there are no jobs to poll"
-        )
+        """The answer of a deep_research job (from any server of this Corpus), or that it is
+        still running, or why it failed."""
+        principal = _caller()
+        try:
+            job = UUID(job_id)
+        except ValueError:
+            raise NotFound(f"no research job {job_id!r} of yours") from None
+        async with self._writing() as (conn, _current):
+            found = await asking_service.get_job(conn, principal, job)
+        if found.status == "running":
+            return _running(job)
+        if found.status == "failed" or found.result is None:
+            return Answer(
+                answer=found.error or "the research failed",
+                citations=[],
+                mode="deep",
+                extractive=False,
+                job_id=job_id,
+                status="failed",
+            )
+        return Answer.model_validate({**found.result, "job_id": job_id, "status": "done"})
+
+
+def _running(job_id: UUID) -> Answer:
+    return Answer(
+        answer=(
+            "Still researching: call research_result with this job_id in a minute or so for "
+            "the answer."
+        ),
+        citations=[],
+        mode="deep",
+        extractive=False,
+        job_id=str(job_id),
+        status="running",
+    )
 
 
 def register(server: MCPServer, resources: Callable[[], Resources]) -> None:

@@ -1,15 +1,16 @@
-"""The extractive answer: until the answering agents land, a question is answered with the
-passages that answer it best, cited, and the reply says so."""
+"""The extractive answer: with no answer model configured (or when a run must stop before the
+model can answer), a question is answered with the passages that answer it best, cited, and the
+reply says so."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.rag.schemas import Answer, Citation, SearchHit
+from app.rag.schemas import Answer, Citation, SearchHit, chunk_url
 
 NOTE = (
-    "Extractive answer: the answering agent is not set up on this server yet, so these are "
-    "the passages that answer the question best, cited."
+    "Extractive answer: no answer model is configured on this server (ANSWER_PROVIDER), so "
+    "these are the passages that answer the question best, cited."
 )
 NOTHING = (
     "The corpus has nothing that answers this question; it was recorded as a documentation gap."
@@ -29,6 +30,7 @@ def answer(hits: Sequence[SearchHit], *, mode: str) -> Answer:
             title=hit.title,
             heading_path=hit.heading_path,
             snippet=hit.text[:SNIPPET_CHARS],
+            url=chunk_url(hit.document_id, hit.chunk_id),
         )
         for i, hit in enumerate(hits, start=1)
     ]

@@ -239,6 +239,8 @@ class SearchParams:
     keyword_weight: float
     k1: float = BM25_K1
     b: float = BM25_B
+    # "Ask about this doc": only these documents' chunks (None: any document).
+    document_ids: Sequence[UUID] | None = None
 
 
 # Who may see a chunk: `org`, or private and the caller's own; and the workspace allowlist.
@@ -256,6 +258,7 @@ dense AS (
     SELECT x.id, x.embedding <=> CAST(:embedding AS vector) AS distance
     FROM chunks x
     WHERE {_SCOPE}
+      AND (CAST(:documents AS uuid[]) IS NULL OR x.document_id = ANY(CAST(:documents AS uuid[])))
     ORDER BY x.embedding <=> CAST(:embedding AS vector)
     LIMIT :dense_depth
   ) candidates
@@ -313,6 +316,7 @@ JOIN chunks c ON c.id = f.id
 JOIN documents d ON d.id = c.document_id
 JOIN workspaces w ON w.id = c.workspace_id
 WHERE (CAST(:tags AS text[]) IS NULL OR d.tags && CAST(:tags AS text[]))
+  AND (CAST(:documents AS uuid[]) IS NULL OR c.document_id = ANY(CAST(:documents AS uuid[])))
   AND NOT EXISTS (SELECT 1 FROM unnest(CAST(:phrases AS text[])) AS p(phrase)
                   WHERE NOT c.tsv @@ phraseto_tsquery('{config}', p.phrase))
 ORDER BY f.score DESC, c.id
@@ -362,6 +366,7 @@ def _statement(params: SearchParams) -> str:
 _PARAMETER_TYPES: dict[str, Any] = {
     "caller": PG_UUID(as_uuid=True),
     "workspaces": ARRAY(PG_UUID(as_uuid=True)),
+    "documents": ARRAY(PG_UUID(as_uuid=True)),
     "tags": ARRAY(Text),
     "phrases": ARRAY(Text),
     "embedding": Vector(),
@@ -392,6 +397,7 @@ def _prepared(params: SearchParams) -> tuple[str, dict[str, Any]]:
         "query": params.query,
         "caller": params.caller_id,
         "workspaces": list(params.workspace_ids) if params.workspace_ids is not None else None,
+        "documents": list(params.document_ids) if params.document_ids is not None else None,
         "tags": list(params.tags) if params.tags else None,
         "phrases": list(params.phrases),
         "limit": params.limit,

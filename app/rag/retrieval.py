@@ -58,11 +58,13 @@ async def run(
     tags: list[str] | None,
     limit: int,
     tuning: Tuning = DEFAULT_TUNING,
+    document_ids: list[UUID] | None = None,
 ) -> list[SearchHit]:
     """Rank the chunks `caller_id` may see for a query the search service has checked, in
-    `workspace_ids` (None: every workspace). It ranks, and records nothing.
+    `workspace_ids` (None: every workspace), of `document_ids` only when given. It ranks, and
+    records nothing.
     """
-    if workspace_ids == []:
+    if workspace_ids == [] or document_ids == []:
         return []
     embedding = await embedder.embed_query(query) if mode in ("hybrid", "dense") else None
     params = queries.SearchParams(
@@ -71,6 +73,7 @@ async def run(
         use_keyword=mode in ("hybrid", "keyword"),
         caller_id=caller_id,
         workspace_ids=workspace_ids,
+        document_ids=document_ids,
         tags=tags,
         phrases=phrases(query),
         limit=limit,

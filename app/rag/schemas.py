@@ -46,6 +46,11 @@ class SearchResult(BaseModel):
 AskMode = Literal["auto", "fast", "deep"]
 
 
+def chunk_url(document_id: UUID, chunk_id: UUID) -> str:
+    """Where the web app shows a chunk: its document, scrolled to it."""
+    return f"/documents/{document_id}#chunk-{chunk_id}"
+
+
 class Citation(BaseModel):
     key: str
     document_id: UUID
@@ -53,6 +58,7 @@ class Citation(BaseModel):
     title: str
     heading_path: list[str]
     snippet: str
+    url: str
 
 
 class Answer(BaseModel):
@@ -60,4 +66,10 @@ class Answer(BaseModel):
     citations: list[Citation]
     mode: str
     extractive: bool
+    # The deep research job to poll with research_result, while it runs.
     job_id: str | None = None
+    status: Literal["done", "running", "failed"] = "done"
+    fell_back: bool = False
+    # Why the mode was chosen, and the run's steps (tool calls, delegations, budget hits).
+    reason: str = ""
+    steps: list[str] = Field(default_factory=list)

@@ -1,12 +1,15 @@
-"""SQL of searching: the questions people and agents ask, kept for the documentation gaps."""
+"""SQL of searching: the questions people and agents ask, kept for the documentation gaps, and
+the gaps read back."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from uuid import UUID
 
-from sqlalchemy import insert
+from sqlalchemy import insert, text
 
-from app.db.engine import WriteConnection
+from app.db.engine import ReadConnection, WriteConnection
 from app.db.tables import questions
 
 
@@ -32,3 +35,43 @@ async def record_question(
             answered=hit_count > 0,
         )
     )
+
+
+@dataclass(frozen=True, slots=True)
+class UnansweredWording:
+    """One wording of questions that found nothing: who asked it, how often, when last."""
+
+    query: str
+    count: int
+    user_ids: list[UUID]
+    last_asked_at: datetime
+
+
+async def unanswered_questions(
+    conn: ReadConnection, *, since: datetime, limit: int
+) -> list[UnansweredWording]:
+    """The wordings (compared case- and space-insensitively) of the questions that found
+    nothing since `since`, the most asked first."""
+    rows = await conn.execute(
+        text(
+            "SELECT min(query) AS query, count(*) AS asked, "
+            "       coalesce(array_agg(DISTINCT user_id) FILTER (WHERE user_id IS NOT NULL), "
+            "                '{}') AS user_ids, "
+            "       max(created_at) AS last_asked_at "
+            "FROM questions "
+            "WHERE NOT answered AND created_at >= :since "
+            "GROUP BY lower(regexp_replace(btrim(query), '\\s+', ' ', 'g')) "
+            "ORDER BY count(*) DESC, max(created_at) DESC "
+            "LIMIT :limit"
+        ),
+        {"since": since, "limit": limit},
+    )
+    return [
+        UnansweredWording(
+            query=row.query,
+            count=row.asked,
+            user_ids=list(row.user_ids),
+            last_asked_at=row.last_asked_at,
+        )
+        for row in rows
+    ]

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import logging
 import time
+from datetime import UTC, datetime, timedelta
+from uuid import UUID
 
 from pydantic import ValidationError
 
@@ -18,6 +20,7 @@ from app.rag import extractive, retrieval
 from app.rag.embeddings.base import Embedder
 from app.rag.schemas import Answer, SearchHit, SearchRequest, SearchResult
 from app.search import queries
+from app.search.schemas import Gap, Gaps
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +50,7 @@ async def rank(
     *,
     limit: int | None = None,
     tuning: retrieval.Tuning = retrieval.DEFAULT_TUNING,
+    document_ids: list[UUID] | None = None,
 ) -> list[SearchHit]:
     """The hits `search` would return, without recording the question (for the evaluation and
     the load bench). `limit` may exceed the API's top_k (the evaluation ranks documents from
@@ -70,6 +74,31 @@ async def rank(
         tags=request.tags,
         limit=limit or request.top_k,
         tuning=tuning,
+        document_ids=document_ids,
+    )
+
+
+async def record_question(
+    conn: WriteConnection,
+    principal: Principal,
+    question: str,
+    *,
+    door: str,
+    mode: str,
+    best_similarity: float | None,
+    hit_count: int,
+) -> None:
+    """Keep a question asked through `door`; one that found nothing (`hit_count` 0) is a
+    documentation gap. The agents record their run's question once, not each search they
+    make for it."""
+    await queries.record_question(
+        conn,
+        user_id=principal.user_id,
+        door=door,
+        query=question.strip(),
+        mode=mode,
+        best_similarity=best_similarity,
+        hit_count=hit_count,
     )
 
 
@@ -81,21 +110,22 @@ async def search(
     request: SearchRequest,
     *,
     door: str = "api",
+    document_ids: list[UUID] | None = None,
 ) -> SearchResult:
-    """Search every workspace the caller may see (or the ones asked for) and record the
-    question.
+    """Search every workspace the caller may see (or the ones asked for; or only the documents
+    `document_ids`) and record the question.
 
     Raises:
         ValidationFailed: a blank or too long query, or an unknown workspace.
     """
     started = time.perf_counter()
-    hits = await rank(conn, principal, embedder, settings, request)
+    hits = await rank(conn, principal, embedder, settings, request, document_ids=document_ids)
     similarities = [hit.similarity for hit in hits if hit.similarity is not None]
-    await queries.record_question(
+    await record_question(
         conn,
-        user_id=principal.user_id,
+        principal,
+        request.query,
         door=door,
-        query=request.query.strip(),
         mode=request.mode,
         best_similarity=max(similarities) if similarities else None,
         hit_count=len(hits),
@@ -117,16 +147,75 @@ async def ask(
     *,
     mode: str,
     door: str,
+    workspaces: list[str] | None = None,
+    document_ids: list[UUID] | None = None,
 ) -> Answer:
-    """Answer a question from the corpus (extractively, until the answering agents land),
-    recording it as a search.
+    """Answer a question extractively (the best passages, cited), recording it as a search:
+    the answer when no model is configured.
 
     Raises:
-        ValidationFailed: a blank, too long or malformed question.
+        ValidationFailed: a blank, too long or malformed question, or an unknown workspace.
     """
     try:
-        request = SearchRequest(query=question, top_k=extractive.PASSAGES)
+        request = SearchRequest(query=question, workspaces=workspaces, top_k=extractive.PASSAGES)
     except ValidationError as exc:
         raise ValidationFailed.from_pydantic(exc) from None
-    result = await search(conn, principal, embedder, settings, request, door=door)
+    result = await search(
+        conn, principal, embedder, settings, request, door=door, document_ids=document_ids
+    )
     return extractive.answer(result.hits, mode=mode)
+
+
+# Wordings whose vectors are at least this similar are one gap ("how do I roll back a deploy",
+# "rolling back a deployment?"). Greedy, most-asked wording first, so a group is named by it.
+GAP_SIMILARITY = 0.75
+GAP_WINDOW = timedelta(days=90)
+# The wordings grouped per call, the most asked first: bounds the embedding work of a read.
+GAP_WORDINGS = 500
+GAP_EXAMPLES = 5
+
+
+async def documentation_gaps(
+    conn: ReadConnection, principal: Principal, embedder: Embedder, *, limit: int = 50
+) -> Gaps:
+    """The questions that found nothing in the last 90 days, from every door, grouped by
+    similar wording: how often each group was asked and by how many people, the most asked
+    first.
+
+    Raises:
+        Forbidden: the caller may not read the gaps (admins only).
+    """
+    principal.require("gaps.read", "only admins may read the documentation gaps")
+    wordings = await queries.unanswered_questions(
+        conn, since=datetime.now(UTC) - GAP_WINDOW, limit=GAP_WORDINGS
+    )
+    if not wordings:
+        return Gaps(items=[])
+    vectors = await embedder.embed_passages([w.query for w in wordings])
+    groups: list[list[int]] = []
+    leaders: list[int] = []
+    for i in range(len(wordings)):
+        similar = [
+            g
+            for g, lead in enumerate(leaders)
+            if float(vectors[i] @ vectors[lead]) >= GAP_SIMILARITY
+        ]
+        if similar:
+            groups[similar[0]].append(i)
+        else:
+            leaders.append(i)
+            groups.append([i])
+    items = []
+    for members in groups:
+        chosen = [wordings[i] for i in members]
+        items.append(
+            Gap(
+                question=chosen[0].query,
+                count=sum(w.count for w in chosen),
+                people=len({u for w in chosen for u in w.user_ids}),
+                last_asked_at=max(w.last_asked_at for w in chosen),
+                examples=[w.query for w in chosen[:GAP_EXAMPLES]],
+            )
+        )
+    items.sort(key=lambda gap: (-gap.count, -gap.people, -gap.last_asked_at.timestamp()))
+    return Gaps(items=items[:limit])

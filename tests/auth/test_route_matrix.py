@@ -176,6 +176,25 @@ MATRIX: list[tuple[str, Request, tuple[int, int, int, int, int, int]]] = [
         fixed("POST", "/api/search", {"query": "rollback"}),
         (401, 200, 200, 200, 200, 401),
     ),
+    # With no model configured (as here), the answer is extractive: still a stream.
+    (
+        "POST /api/ask",
+        fixed("POST", "/api/ask", {"question": "rollback"}),
+        (401, 200, 200, 200, 200, 401),
+    ),
+    ("GET /api/chats", fixed("GET", "/api/chats"), (401, 200, 200, 200, 200, 401)),
+    # A chat is its owner's alone: one nobody has, or another's, does not exist.
+    (
+        "GET /api/chats/{chat_id}",
+        fixed("GET", f"/api/chats/{uuid.uuid4()}"),
+        (401, 404, 404, 404, 404, 401),
+    ),
+    (
+        "DELETE /api/chats/{chat_id}",
+        fixed("DELETE", f"/api/chats/{uuid.uuid4()}"),
+        (401, 404, 404, 404, 404, 401),
+    ),
+    ("GET /api/gaps", fixed("GET", "/api/gaps"), (401, 403, 403, 200, 403, 401)),
     # Consent is a person's, given in a browser: every API key is refused.
     (
         "GET /api/oauth/consent/{tx}",
@@ -245,7 +264,7 @@ async def test_only_the_public_routes_answer_without_a_credential(
         method, path = route.split(" ", 1)
         path = path.replace("{slug}", "default")
         path = path.replace("{tx}", "unknown-transaction").replace("{client_id}", "unknown")
-        for name in ("{user_id}", "{key_id}", "{document_id}"):
+        for name in ("{user_id}", "{key_id}", "{document_id}", "{chat_id}"):
             path = path.replace(name, str(uuid.uuid4()))
         reply = await client.request(method, path, json={})
         if reply.status_code != 401:
@@ -324,6 +343,11 @@ BOUND_ADMIN: dict[str, int] = {
     "DELETE /api/documents/{document_id}": 404,
     "GET /api/documents/{document_id}/chunks": 404,
     "POST /api/search": 200,
+    "POST /api/ask": 200,
+    "GET /api/chats": 200,
+    "GET /api/chats/{chat_id}": 404,
+    "DELETE /api/chats/{chat_id}": 404,
+    "GET /api/gaps": 403,  # every workspace's questions
     "GET /api/oauth/consent/{tx}": 403,
     "POST /api/oauth/consent/{tx}": 403,
     "GET /api/me/connections": 200,

@@ -33,7 +33,8 @@ export interface paths {
         };
         /**
          * Readyz
-         * @description The database is reachable, migrated to head, and its vectors match the embedding model.
+         * @description The database is reachable, migrated to head, its vectors match the embedding model, and
+         *     the model is loaded.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -469,6 +470,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/ask": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask
+         * @description Ask a question: the answer streams as it is found, with its steps and citations.
+         */
+        post: operations["ask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Chats
+         * @description Your chats, the latest used first.
+         */
+        get: operations["listChats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chats/{chat_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Chat
+         * @description One of your chats, with its messages, citations and traces.
+         */
+        get: operations["getChat"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete Chat
+         * @description Delete one of your chats.
+         */
+        delete: operations["deleteChat"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/gaps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Gaps
+         * @description The documentation gaps: questions that found nothing, grouped by similar wording.
+         */
+        get: operations["listGaps"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/oauth/consent/{tx}": {
         parameters: {
             query?: never;
@@ -625,6 +710,25 @@ export interface components {
             /** Items */
             items: components["schemas"]["ApiKey"][];
         };
+        /** AskRequest */
+        AskRequest: {
+            /** Question */
+            question: string;
+            /**
+             * Mode
+             * @default auto
+             * @enum {string}
+             */
+            mode: "auto" | "fast" | "deep";
+            /** Chat Id */
+            chat_id?: string | null;
+            /** Workspaces */
+            workspaces?: string[] | null;
+            /** Document Ids */
+            document_ids?: string[] | null;
+            /** Persona */
+            persona?: string | null;
+        };
         /** AuditEntry */
         AuditEntry: {
             /**
@@ -656,6 +760,76 @@ export interface components {
                 [key: string]: unknown;
             } | null;
         };
+        /** Chat */
+        Chat: {
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Title */
+            title: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
+        /** ChatMessage */
+        ChatMessage: {
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "user" | "assistant";
+            /** Content */
+            content: string;
+            /** Mode */
+            mode: string | null;
+            /** Citations */
+            citations: components["schemas"]["Citation"][];
+            /** Trace */
+            trace: {
+                [key: string]: unknown;
+            }[];
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+        };
+        /** ChatWithMessages */
+        ChatWithMessages: {
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Title */
+            title: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+            /** Messages */
+            messages: components["schemas"]["ChatMessage"][];
+        };
         /** Check */
         Check: {
             /** Ok */
@@ -680,6 +854,29 @@ export interface components {
             start: number;
             /** End */
             end: number;
+        };
+        /** Citation */
+        Citation: {
+            /** Key */
+            key: string;
+            /**
+             * Document Id
+             * Format: uuid
+             */
+            document_id: string;
+            /**
+             * Chunk Id
+             * Format: uuid
+             */
+            chunk_id: string;
+            /** Title */
+            title: string;
+            /** Heading Path */
+            heading_path: string[];
+            /** Snippet */
+            snippet: string;
+            /** Url */
+            url: string;
         };
         /** Connection */
         Connection: {
@@ -868,6 +1065,29 @@ export interface components {
             /** Content */
             content: string;
         };
+        /** DoneEvent */
+        DoneEvent: {
+            /** Answer */
+            answer: string;
+            /** Citations */
+            citations: components["schemas"]["Citation"][];
+            /**
+             * Mode
+             * @enum {string}
+             */
+            mode: "fast" | "deep";
+            /** Fell Back */
+            fell_back: boolean;
+            /** Extractive */
+            extractive: boolean;
+            /** Chat Id */
+            chat_id: string | null;
+            /**
+             * Trace Id
+             * Format: uuid
+             */
+            trace_id: string;
+        };
         /**
          * ErrorBody
          * @description API.md's error body: `{"error": {"code", "message", "details"?}}`.
@@ -883,6 +1103,37 @@ export interface components {
             message: string;
             /** Details */
             details?: unknown;
+        };
+        /** ErrorEvent */
+        ErrorEvent: {
+            /** Code */
+            code: string;
+            /** Message */
+            message: string;
+        };
+        /**
+         * Gap
+         * @description Questions of similar wording that found nothing: how often, by how many people.
+         */
+        Gap: {
+            /** Question */
+            question: string;
+            /** Count */
+            count: number;
+            /** People */
+            people: number;
+            /**
+             * Last Asked At
+             * Format: date-time
+             */
+            last_asked_at: string;
+            /** Examples */
+            examples: string[];
+        };
+        /** Gaps */
+        Gaps: {
+            /** Items */
+            items: components["schemas"]["Gap"][];
         };
         /** Health */
         Health: {
@@ -928,10 +1179,27 @@ export interface components {
             /** Must Change Password */
             must_change_password: boolean;
         };
+        /** ModeEvent */
+        ModeEvent: {
+            /**
+             * Mode
+             * @enum {string}
+             */
+            mode: "fast" | "deep";
+            /** Reason */
+            reason: string;
+        };
         /** Page[AuditEntry] */
         Page_AuditEntry_: {
             /** Items */
             items: components["schemas"]["AuditEntry"][];
+            /** Next Cursor */
+            next_cursor?: string | null;
+        };
+        /** Page[Chat] */
+        Page_Chat_: {
+            /** Items */
+            items: components["schemas"]["Chat"][];
             /** Next Cursor */
             next_cursor?: string | null;
         };
@@ -1048,10 +1316,30 @@ export interface components {
              */
             display_name: string;
         };
+        /**
+         * Step
+         * @description A tool call, a delegation or a budget hit, as it happens.
+         */
+        Step: {
+            /** Kind */
+            kind: string;
+            /** Label */
+            label: string;
+            /**
+             * Detail
+             * @default
+             */
+            detail: string;
+        };
         /** TemporaryPassword */
         TemporaryPassword: {
             /** Temporary Password */
             temporary_password: string;
+        };
+        /** TokenEvent */
+        TokenEvent: {
+            /** Text */
+            text: string;
         };
         /** User */
         User: {
@@ -2801,6 +3089,272 @@ export interface operations {
             };
             /** @description The input is invalid. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    ask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AskRequest"];
+            };
+        };
+        responses: {
+            /** @description The run's events, as Server-Sent Events */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": {
+                        /** @enum {string} */
+                        event: "mode" | "step" | "token" | "done" | "error";
+                        data: string;
+                    };
+                };
+            };
+            /** @description No valid credential was presented. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such resource, or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The input is invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listChats: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Page_Chat_"];
+                };
+            };
+            /** @description No valid credential was presented. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                chat_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatWithMessages"];
+                };
+            };
+            /** @description No valid credential was presented. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such resource, or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                chat_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid credential was presented. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such resource, or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listGaps: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Gaps"];
+                };
+            };
+            /** @description No valid credential was presented. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,0 +1,128 @@
+"""Deep research that can outlast an MCP client's tool timeout (read-only, as the tool is
+annotated: its agents get no tool that writes): each run is a job in PostgreSQL,
+owned by the caller and leased to this process, which renews the lease while it works. Any
+replica answers `research_result` from the table; a job whose process died stops being renewed
+and is marked failed, with the reason, by whoever reads it next (or by housekeeping)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+from uuid import UUID
+
+from app.access.principal import Principal
+from app.agents.answer import Question, Services, answer_once
+from app.asking import service as asking_service
+from app.errors import AppError
+from app.rag.schemas import Answer
+
+logger = logging.getLogger(__name__)
+
+SHUT_DOWN = "the server running this research shut down before it finished; ask again"
+
+
+class Jobs:
+    """The research jobs this process runs (the lifespan closes it, failing what is left)."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[UUID, asyncio.Task[Answer]] = {}
+        self.worker = f"{socket.gethostname()}:{os.getpid()}"
+
+    async def start(self, services: Services, principal: Principal, question: str) -> UUID:
+        """Store a job for the question and start running it.
+
+        Raises:
+            Forbidden: the role may not ask.
+        """
+        lease = services.settings.research_lease_s
+        async with services.transaction() as conn:
+            job_id = await asking_service.create_job(
+                conn, principal, question, worker=self.worker, lease_s=lease
+            )
+        task = asyncio.create_task(
+            self._run(services, job_id, principal, question), name=f"research job {job_id}"
+        )
+        self._tasks[job_id] = task
+        task.add_done_callback(lambda _t: self._tasks.pop(job_id, None))
+        return job_id
+
+    async def wait(self, job_id: UUID, seconds: float) -> Answer | None:
+        """The job's answer (or failure) if it finishes within `seconds` here; None while it
+        runs on."""
+        task = self._tasks.get(job_id)
+        if task is None:
+            return None
+        done, _ = await asyncio.wait({task}, timeout=seconds)
+        if not done:
+            return None
+        return task.result()
+
+    async def _run(
+        self, services: Services, job_id: UUID, principal: Principal, question: str
+    ) -> Answer:
+        heartbeat = asyncio.create_task(self._renew(services, job_id))
+        try:
+            result = await answer_once(
+                services,
+                principal,
+                Question(text=question, mode="deep", may_write=False),
+                door="mcp",
+            )
+        except AppError as exc:
+            failed = Answer(
+                answer=f"{exc.code}: {exc.message}",
+                citations=[],
+                mode="deep",
+                extractive=False,
+                status="failed",
+                job_id=str(job_id),
+            )
+            await self._finish(services, job_id, error=failed.answer)
+            return failed
+        except asyncio.CancelledError:
+            await asyncio.shield(self._finish(services, job_id, error=SHUT_DOWN))
+            raise
+        finally:
+            heartbeat.cancel()
+            await asyncio.gather(heartbeat, return_exceptions=True)
+        await self._finish(services, job_id, result=result)
+        return result
+
+    async def _finish(
+        self,
+        services: Services,
+        job_id: UUID,
+        *,
+        result: Answer | None = None,
+        error: str | None = None,
+    ) -> None:
+        try:
+            async with services.transaction() as conn:
+                await asking_service.finish_job(
+                    conn,
+                    job_id,
+                    result=result.model_dump(mode="json") if result is not None else None,
+                    error=error,
+                )
+        except Exception as exc:
+            # Its lease runs out and a reader marks it failed: nothing is left running.
+            logger.warning("could not store research job %s (%s)", job_id, type(exc).__name__)
+
+    async def _renew(self, services: Services, job_id: UUID) -> None:
+        lease = services.settings.research_lease_s
+        while True:
+            await asyncio.sleep(lease / 3)
+            try:
+                async with services.transaction() as conn:
+                    await asking_service.renew_job(conn, job_id, lease_s=lease)
+            except Exception as exc:
+                logger.warning("renewing research job %s failed (%s)", job_id, type(exc).__name__)
+
+    async def aclose(self) -> None:
+        """Cancel the jobs still running here; each is marked failed as the server shuts down."""
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

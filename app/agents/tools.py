@@ -1,0 +1,314 @@
+"""The agents' tools (API.md, "Asking"). Which ones a model is offered follows the caller's role
+(the capability table's `agent_tools`); every call runs as the caller, through the domain
+services, in a short transaction of its own, so the services refuse again whatever a model asks
+beyond its role. A refusal or a bad argument comes back to the model as the tool's result, and
+is a step of the trace."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from app.access.capabilities import AgentTool, agent_tools
+from app.agents.run import BudgetSpent, Run
+from app.documents import service as documents_service
+from app.documents.schemas import DocumentCreate, DocumentFilters
+from app.errors import AppError, Forbidden, ValidationFailed
+from app.kit.types import Slug, Tag
+from app.rag.schemas import SearchRequest, chunk_url
+from app.search import service as search_service
+
+# What one tool result may put in front of the model.
+RESULT_CHARS = 12_000
+PASSAGE_CHARS = 1_500
+READ_CHUNKS = 8
+LISTED_DOCUMENTS = 25
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SearchArgs(_Args):
+    query: str = Field(min_length=1, max_length=2000, description="what to look for")
+    workspaces: list[Slug] | None = Field(default=None, description="limit to these workspaces")
+    top_k: int = Field(default=6, ge=1, le=20, description="how many passages")
+
+
+class ReadArgs(_Args):
+    document_id: UUID
+    chunk_start: int | None = Field(default=None, ge=0, description="first chunk ordinal")
+    chunk_end: int | None = Field(default=None, ge=0, description="last chunk ordinal")
+
+
+class ListArgs(_Args):
+    workspace: Slug | None = None
+    tag: Tag | None = None
+    q: str | None = Field(default=None, max_length=500, description="words of the title")
+
+
+class ThinkArgs(_Args):
+    thought: str = Field(min_length=1, max_length=4000)
+
+
+class NoteArgs(_Args):
+    title: str = Field(min_length=1, max_length=300)
+    content: str = Field(min_length=1, max_length=50_000)
+    sources: list[str] = Field(
+        default_factory=list, description='citation keys of this run, like "[1]"'
+    )
+
+
+class NoArgs(_Args):
+    pass
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _where(title: str, heading_path: list[str]) -> str:
+    return " › ".join([title, *heading_path])
+
+
+def _in_scope(run: Run, document_id: UUID) -> None:
+    if run.document_ids is not None and document_id not in run.document_ids:
+        raise Forbidden("this question is about other documents; stay within them")
+
+
+async def search_corpus(run: Run, args: SearchArgs) -> str:
+    run.step("search", f'search: "{_clip(args.query, 200)}"')
+    request = SearchRequest(
+        query=args.query, workspaces=args.workspaces or run.workspaces, top_k=args.top_k
+    )
+    async with run.transaction() as conn:
+        hits = await search_service.rank(
+            conn,
+            run.principal,
+            run.embedder,
+            run.settings,
+            request,
+            document_ids=run.document_ids,
+        )
+    if not hits:
+        return "No passages found. Try other words, or answer that the corpus has nothing."
+    lines = []
+    for hit in hits:
+        run.ledger.note_similarity(hit.similarity)
+        entry = run.ledger.add(
+            chunk_id=hit.chunk_id,
+            document_id=hit.document_id,
+            title=hit.title,
+            heading_path=hit.heading_path,
+            text=hit.text,
+        )
+        lines.append(
+            f"[{entry.key}] {_where(hit.title, hit.heading_path)} "
+            f"(document {hit.document_id})\n{_clip(hit.text, PASSAGE_CHARS)}"
+        )
+    return _clip("\n\n".join(lines), RESULT_CHARS)
+
+
+async def read_document(run: Run, args: ReadArgs) -> str:
+    _in_scope(run, args.document_id)
+    run.step("read", f"read: document {args.document_id}")
+    async with run.transaction() as conn:
+        document = await documents_service.get(conn, run.principal, args.document_id)
+        chunks = await documents_service.chunks(conn, run.principal, args.document_id)
+    assert document is not None  # `chunks` refuses a document the caller may not see
+    first = args.chunk_start or 0
+    last = args.chunk_end if args.chunk_end is not None else first + READ_CHUNKS - 1
+    chosen = [c for c in chunks if first <= c.ordinal <= last][: READ_CHUNKS * 2]
+    if not chosen:
+        return f"No chunks {first}..{last}: the document has {len(chunks)} (0..{len(chunks) - 1})."
+    parts = [
+        f"{document.title} — chunks {chosen[0].ordinal}..{chosen[-1].ordinal} of {len(chunks)}"
+    ]
+    for chunk in chosen:
+        entry = run.ledger.add(
+            chunk_id=chunk.id,
+            document_id=document.id,
+            title=document.title,
+            heading_path=chunk.heading_path,
+            text=chunk.text,
+        )
+        parts.append(f"[{entry.key}] (chunk {chunk.ordinal}) {_clip(chunk.text, PASSAGE_CHARS)}")
+    return _clip("\n\n".join(parts), RESULT_CHARS)
+
+
+async def list_corpus_documents(run: Run, args: ListArgs) -> str:
+    run.step("list", "list documents", args.model_dump_json(exclude_none=True))
+    async with run.transaction() as conn:
+        page = await documents_service.list_documents(
+            conn,
+            run.principal,
+            DocumentFilters(workspace=args.workspace, tag=args.tag, q=args.q),
+            limit=LISTED_DOCUMENTS,
+            cursor=None,
+        )
+    items = [d for d in page.items if run.document_ids is None or d.id in run.document_ids]
+    if not items:
+        return "No documents match."
+    return "\n".join(
+        f"- {d.title} (document {d.id}; workspace {d.workspace}; {d.chunk_count} chunks"
+        + (f"; tags {', '.join(d.tags)}" if d.tags else "")
+        + ")"
+        for d in items
+    )
+
+
+async def think(run: Run, args: ThinkArgs) -> str:
+    run.step("think", "think", args.thought)
+    return "Noted."
+
+
+_KEY = re.compile(r"\d+")
+
+
+async def save_note(run: Run, args: NoteArgs) -> str:
+    run.step("save_note", f'save note: "{_clip(args.title, 200)}"')
+    by_key = run.ledger.by_key()
+    sources = []
+    for source in args.sources:
+        found = _KEY.search(source)
+        entry = by_key.get(int(found.group())) if found else None
+        if entry is not None:
+            sources.append(
+                f"- [{entry.key}] {_where(entry.title, entry.heading_path)}: "
+                f"{chunk_url(entry.document_id, entry.chunk_id)}"
+            )
+    content = args.content
+    if sources:
+        content += "\n\n## Sources\n\n" + "\n".join(sources)
+    try:
+        data = DocumentCreate(
+            title=args.title,
+            content=content,
+            tags=["agent-note"],
+            source=f"agent-note (run {run.trace_id})",
+        )
+    except ValidationError as exc:
+        raise ValidationFailed.from_pydantic(exc) from None
+    async with run.transaction() as conn:
+        created = await documents_service.create(
+            conn, run.principal, run.embedder, run.settings, data
+        )
+    return f"Saved as document {created.id} ({created.chunk_count} chunks), tagged agent-note."
+
+
+async def documentation_gaps(run: Run, _args: NoArgs) -> str:
+    run.step("gaps", "documentation gaps")
+    async with run.transaction() as conn:
+        gaps = await search_service.documentation_gaps(conn, run.principal, run.embedder)
+    if not gaps.items:
+        return "No documentation gaps: every recent question found something."
+    return "\n".join(
+        f"- {g.question!r}: asked {g.count} times by {g.people} people" for g in gaps.items
+    )
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: AgentTool
+    description: str
+    args: type[_Args]
+    call: Callable[[Run, Any], Awaitable[str]]
+
+    def schema(self) -> dict[str, Any]:
+        """The tool as the chat models' APIs describe one (OpenAI's function format, which
+        every LangChain chat model binds)."""
+        parameters = self.args.model_json_schema()
+        parameters.pop("title", None)
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": parameters,
+            },
+        }
+
+
+TOOLS: dict[str, Tool] = {
+    tool.name: tool
+    for tool in (
+        Tool(
+            "search_corpus",
+            "Search the corpus (meaning and keywords). Passages come back under keys like [3]: "
+            "cite them by those keys.",
+            SearchArgs,
+            search_corpus,
+        ),
+        Tool(
+            "read_document",
+            "Read a document's chunks (ordinals chunk_start..chunk_end, at most 8 at a time), "
+            "each under a key to cite.",
+            ReadArgs,
+            read_document,
+        ),
+        Tool(
+            "list_corpus_documents",
+            "List the documents you may see, filtered by workspace, tag or words of the title.",
+            ListArgs,
+            list_corpus_documents,
+        ),
+        Tool("think", "Think out loud: plan, or weigh what you found.", ThinkArgs, think),
+        Tool(
+            "save_note",
+            "Save a synthesis back into the corpus as a document tagged agent-note, with the "
+            "keys of its sources.",
+            NoteArgs,
+            save_note,
+        ),
+        Tool(
+            "documentation_gaps",
+            "The questions people asked that the corpus could not answer, grouped.",
+            NoArgs,
+            documentation_gaps,
+        ),
+    )
+}
+
+
+# The tools that change the corpus.
+WRITES = frozenset({"save_note"})
+
+
+def for_caller(run: Run, wanted: list[str] | None = None) -> list[Tool]:
+    """The tools the caller's role grants (among `wanted`, when given); none that writes in a
+    run that may only read."""
+    granted = agent_tools(run.principal.role, bound=run.principal.workspace_scope is not None)
+    return [
+        TOOLS[name]
+        for name in granted
+        if (wanted is None or name in wanted) and (run.may_write or name not in WRITES)
+    ]
+
+
+async def execute(run: Run, offered: list[Tool], name: str, arguments: dict[str, Any]) -> str:
+    """Run one tool call of the model's; what went wrong is the result the model reads."""
+    tool = next((t for t in offered if t.name == name), None)
+    if tool is None:
+        run.step("refused", f"{name}: not a tool of this agent or of your role")
+        return f"error forbidden: there is no tool {name!r} for you; use only the tools offered"
+    try:
+        run.budget.tool_call()
+    except BudgetSpent as spent:
+        run.budget_hit(spent.what)
+        return "error budget: no more tool calls in this run; answer from what you have"
+    try:
+        args = tool.args.model_validate(arguments)
+    except ValidationError as exc:
+        failed = ValidationFailed.from_pydantic(exc)
+        run.step("refused", f"{name}: bad arguments", failed.message)
+        return f"error {failed.code}: {failed.message}"
+    try:
+        return await tool.call(run, args)
+    except AppError as exc:
+        run.step("refused", f"{name}: {exc.code}", exc.message)
+        return f"error {exc.code}: {exc.message}"

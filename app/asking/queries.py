@@ -1,0 +1,213 @@
+"""SQL of asking: chats and their messages, and deep research jobs with their leases."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import delete, func, insert, select, tuple_, update
+
+from app.db.engine import ReadConnection, WriteConnection
+from app.db.tables import chat_messages, chats, research_jobs
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRow:
+    id: UUID
+    title: str
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class MessageRow:
+    id: UUID
+    role: str
+    content: str
+    mode: str | None
+    citations: list[dict[str, Any]]
+    trace: list[dict[str, Any]]
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class JobRow:
+    id: UUID
+    user_id: UUID
+    question: str
+    status: str
+    result: dict[str, Any] | None
+    error: str | None
+    created_at: datetime
+    finished_at: datetime | None
+    lease_expired: bool
+
+
+_CHAT = (chats.c.id, chats.c.title, chats.c.created_at, chats.c.updated_at)
+
+
+async def insert_chat(conn: WriteConnection, *, user_id: UUID, title: str) -> ChatRow:
+    row = (
+        await conn.execute(insert(chats).values(user_id=user_id, title=title).returning(*_CHAT))
+    ).one()
+    return ChatRow(*row)
+
+
+async def get_chat(conn: ReadConnection, *, chat_id: UUID, user_id: UUID) -> ChatRow | None:
+    row = (
+        await conn.execute(select(*_CHAT).where(chats.c.id == chat_id, chats.c.user_id == user_id))
+    ).one_or_none()
+    return ChatRow(*row) if row is not None else None
+
+
+async def list_chats(
+    conn: ReadConnection, *, user_id: UUID, limit: int, after: tuple[datetime, UUID] | None
+) -> list[ChatRow]:
+    """A page of the user's chats, the latest used first (keyset on updated_at, id)."""
+    statement = select(*_CHAT).where(chats.c.user_id == user_id)
+    if after is not None:
+        statement = statement.where(tuple_(chats.c.updated_at, chats.c.id) < tuple_(*after))
+    statement = statement.order_by(chats.c.updated_at.desc(), chats.c.id.desc()).limit(limit + 1)
+    return [ChatRow(*row) for row in await conn.execute(statement)]
+
+
+async def delete_chat(conn: WriteConnection, *, chat_id: UUID, user_id: UUID) -> bool:
+    deleted = await conn.execute(
+        delete(chats).where(chats.c.id == chat_id, chats.c.user_id == user_id).returning(chats.c.id)
+    )
+    return deleted.first() is not None
+
+
+_MESSAGE = (
+    chat_messages.c.id,
+    chat_messages.c.role,
+    chat_messages.c.content,
+    chat_messages.c.mode,
+    chat_messages.c.citations,
+    chat_messages.c.trace,
+    chat_messages.c.created_at,
+)
+
+
+async def messages(conn: ReadConnection, *, chat_id: UUID) -> list[MessageRow]:
+    statement = (
+        select(*_MESSAGE)
+        .where(chat_messages.c.chat_id == chat_id)
+        .order_by(chat_messages.c.created_at, chat_messages.c.id)
+    )
+    return [MessageRow(*row) for row in await conn.execute(statement)]
+
+
+async def insert_message(
+    conn: WriteConnection,
+    *,
+    chat_id: UUID,
+    role: str,
+    content: str,
+    mode: str | None,
+    citations: list[dict[str, Any]],
+    trace: list[dict[str, Any]],
+) -> UUID:
+    # clock_timestamp, not now(): a question and its answer written in one transaction must
+    # keep their order.
+    inserted = await conn.execute(
+        insert(chat_messages)
+        .values(
+            chat_id=chat_id,
+            role=role,
+            content=content,
+            mode=mode,
+            citations=citations,
+            trace=trace,
+            created_at=func.clock_timestamp(),
+        )
+        .returning(chat_messages.c.id)
+    )
+    await conn.execute(update(chats).where(chats.c.id == chat_id).values(updated_at=func.now()))
+    return UUID(str(inserted.scalar_one()))
+
+
+# --- research jobs ----------------------------------------------------------------------------
+
+_JOB = (
+    research_jobs.c.id,
+    research_jobs.c.user_id,
+    research_jobs.c.question,
+    research_jobs.c.status,
+    research_jobs.c.result,
+    research_jobs.c.error,
+    research_jobs.c.created_at,
+    research_jobs.c.finished_at,
+    ((research_jobs.c.status == "running") & (research_jobs.c.lease_expires_at < func.now())).label(
+        "lease_expired"
+    ),
+)
+
+
+def _lease(seconds: float) -> Any:
+    return func.now() + timedelta(seconds=seconds)
+
+
+async def insert_job(
+    conn: WriteConnection, *, user_id: UUID, question: str, worker: str, lease_s: float
+) -> UUID:
+    inserted = await conn.execute(
+        insert(research_jobs)
+        .values(
+            user_id=user_id,
+            question=question,
+            worker=worker,
+            heartbeat_at=func.now(),
+            lease_expires_at=_lease(lease_s),
+        )
+        .returning(research_jobs.c.id)
+    )
+    return UUID(str(inserted.scalar_one()))
+
+
+async def renew_lease(conn: WriteConnection, *, job_id: UUID, lease_s: float) -> bool:
+    """Extend a running job's lease; False when it is no longer running (marked failed)."""
+    renewed = await conn.execute(
+        update(research_jobs)
+        .where(research_jobs.c.id == job_id, research_jobs.c.status == "running")
+        .values(heartbeat_at=func.now(), lease_expires_at=_lease(lease_s))
+        .returning(research_jobs.c.id)
+    )
+    return renewed.first() is not None
+
+
+async def finish_job(
+    conn: WriteConnection,
+    *,
+    job_id: UUID,
+    status: str,
+    result: dict[str, Any] | None,
+    error: str | None,
+) -> None:
+    await conn.execute(
+        update(research_jobs)
+        .where(research_jobs.c.id == job_id, research_jobs.c.status == "running")
+        .values(status=status, result=result, error=error, finished_at=func.now())
+    )
+
+
+async def get_job(conn: ReadConnection, *, job_id: UUID, user_id: UUID) -> JobRow | None:
+    row = (
+        await conn.execute(
+            select(*_JOB).where(research_jobs.c.id == job_id, research_jobs.c.user_id == user_id)
+        )
+    ).one_or_none()
+    return JobRow(*row) if row is not None else None
+
+
+async def fail_abandoned_jobs(conn: WriteConnection, *, reason: str) -> int:
+    """Mark failed every running job whose lease ran out: its process died."""
+    failed = await conn.execute(
+        update(research_jobs)
+        .where(research_jobs.c.status == "running", research_jobs.c.lease_expires_at < func.now())
+        .values(status="failed", error=reason, finished_at=func.now())
+        .returning(research_jobs.c.id)
+    )
+    return len(failed.all())

@@ -1,0 +1,106 @@
+"""Shapes of asking (API.md, "Asking"): the request, the stream's events, chats and jobs."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.kit.types import Slug
+from app.rag.schemas import AskMode, Citation
+from app.schemas import PlainText
+
+# The modes a run resolves to.
+RunMode = Literal["fast", "deep"]
+
+
+class AskRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question: PlainText = Field(min_length=1)
+    mode: AskMode = "auto"
+    chat_id: UUID | None = None
+    workspaces: list[Slug] | None = Field(default=None, max_length=100)
+    # "Ask about this doc": the run searches and reads these documents only.
+    document_ids: list[UUID] | None = Field(default=None, max_length=50)
+    persona: Slug | None = None
+
+
+class Step(BaseModel):
+    """A tool call, a delegation or a budget hit, as it happens."""
+
+    kind: str
+    label: str
+    detail: str = ""
+
+
+class ModeEvent(BaseModel):
+    mode: RunMode
+    reason: str
+
+
+class TokenEvent(BaseModel):
+    text: str
+
+
+class DoneEvent(BaseModel):
+    answer: str
+    citations: list[Citation]
+    mode: RunMode
+    fell_back: bool
+    extractive: bool
+    chat_id: UUID | None
+    trace_id: UUID
+
+
+class ErrorEvent(BaseModel):
+    code: str
+    message: str
+
+
+Event = ModeEvent | Step | TokenEvent | DoneEvent | ErrorEvent
+
+EVENT_NAMES: dict[type[BaseModel], str] = {
+    ModeEvent: "mode",
+    Step: "step",
+    TokenEvent: "token",
+    DoneEvent: "done",
+    ErrorEvent: "error",
+}
+
+
+class Chat(BaseModel):
+    id: UUID
+    title: str
+    created_at: datetime
+    updated_at: datetime
+
+
+class ChatMessage(BaseModel):
+    id: UUID
+    role: Literal["user", "assistant"]
+    content: str
+    mode: str | None
+    citations: list[Citation]
+    trace: list[dict[str, Any]]
+    created_at: datetime
+
+
+class ChatWithMessages(Chat):
+    messages: list[ChatMessage]
+
+
+JobStatus = Literal["running", "done", "failed"]
+
+
+class ResearchJob(BaseModel):
+    id: UUID
+    user_id: UUID
+    question: str
+    status: JobStatus
+    result: dict[str, Any] | None
+    error: str | None
+    created_at: datetime
+    finished_at: datetime | None

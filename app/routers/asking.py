@@ -1,0 +1,144 @@
+"""Asking: `POST /api/ask` streams a run's events (Server-Sent Events), chats keep the history,
+and admins read the documentation gaps."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Annotated
+from uuid import UUID
+
+from fastapi import APIRouter, Query, Response, status
+from sse_starlette import EventSourceResponse, ServerSentEvent
+
+from app.agents import answer
+from app.asking import service as asking_service
+from app.asking.schemas import (
+    EVENT_NAMES,
+    AskRequest,
+    Chat,
+    ChatWithMessages,
+    DoneEvent,
+    ErrorEvent,
+    ModeEvent,
+    Step,
+    TokenEvent,
+)
+from app.deps import PRINCIPAL_ERRORS, AppResources, CurrentPrincipal, ReadConn, ShortTx, WriteConn
+from app.errors import Forbidden, NotFound, ValidationFailed
+from app.schemas import Page
+from app.search import service as search_service
+from app.search.schemas import Gaps
+
+router = APIRouter(prefix="/api", tags=["asking"], responses=PRINCIPAL_ERRORS)
+
+# The stream's events, each one `data:` line of JSON under its `event:` name; the union is
+# the 200 reply's schema, so the typed web client knows every event's shape.
+AskEvent = ModeEvent | Step | TokenEvent | DoneEvent | ErrorEvent
+
+
+@router.post(
+    "/ask",
+    operation_id="ask",
+    response_class=EventSourceResponse,
+    # Returned as a response of its own, the stream is not validated against this: it
+    # documents the events (`mode`, then `step` and `token`, then `done` or `error`).
+    response_model=AskEvent,
+    responses={
+        200: {
+            "description": "The run's events, as Server-Sent Events",
+            # One Server-Sent Event: its name, and its data, one line of JSON of that
+            # event's model (ModeEvent, Step, TokenEvent, DoneEvent, ErrorEvent).
+            "content": {
+                "text/event-stream": {
+                    "schema": {
+                        "type": "object",
+                        "required": ["event", "data"],
+                        "properties": {
+                            "event": {"type": "string", "enum": list(EVENT_NAMES.values())},
+                            "data": {
+                                "type": "string",
+                                "contentMediaType": "application/json",
+                                "contentSchema": {
+                                    "oneOf": [
+                                        {"$ref": f"#/components/schemas/{event.__name__}"}
+                                        for event in EVENT_NAMES
+                                    ]
+                                },
+                            },
+                        },
+                    }
+                }
+            },
+        },
+        404: NotFound.openapi(),
+        422: ValidationFailed.openapi(),
+    },
+)
+async def ask(
+    request: AskRequest,
+    principal: CurrentPrincipal,
+    transaction: ShortTx,
+    resources: AppResources,
+) -> EventSourceResponse:
+    """Ask a question: the answer streams as it is found, with its steps and citations."""
+    # Checked, and its chat opened, before the stream starts: bad input is an HTTP error.
+    async with transaction() as conn:
+        question = await answer.prepare(conn, principal, resources.settings, request)
+    services = answer.Services(
+        settings=resources.settings,
+        embedder=resources.embedder,
+        models=resources.models,
+        transaction=transaction,
+    )
+
+    async def events() -> AsyncIterator[ServerSentEvent]:
+        # sse-starlette cancels this when the client disconnects, which cancels the run.
+        async for event in answer.answer(services, principal, question, door="chat"):
+            yield ServerSentEvent(data=event.model_dump_json(), event=EVENT_NAMES[type(event)])
+
+    return EventSourceResponse(events(), ping=resources.settings.sse_ping_s)
+
+
+@router.get("/chats", response_model=Page[Chat], operation_id="listChats")
+async def list_chats(
+    principal: CurrentPrincipal,
+    conn: ReadConn,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    cursor: Annotated[str | None, Query(max_length=200)] = None,
+) -> Page[Chat]:
+    """Your chats, the latest used first."""
+    return await asking_service.list_chats(conn, principal, limit=limit, cursor=cursor)
+
+
+@router.get(
+    "/chats/{chat_id}",
+    response_model=ChatWithMessages,
+    operation_id="getChat",
+    responses={404: NotFound.openapi()},
+)
+async def get_chat(chat_id: UUID, principal: CurrentPrincipal, conn: ReadConn) -> ChatWithMessages:
+    """One of your chats, with its messages, citations and traces."""
+    return await asking_service.get_chat(conn, principal, chat_id)
+
+
+@router.delete(
+    "/chats/{chat_id}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    response_class=Response,
+    operation_id="deleteChat",
+    responses={404: NotFound.openapi()},
+)
+async def delete_chat(chat_id: UUID, principal: CurrentPrincipal, conn: WriteConn) -> None:
+    """Delete one of your chats."""
+    await asking_service.delete_chat(conn, principal, chat_id)
+
+
+@router.get(
+    "/gaps",
+    response_model=Gaps,
+    operation_id="listGaps",
+    responses={403: Forbidden.openapi()},
+)
+async def gaps(principal: CurrentPrincipal, conn: ReadConn, resources: AppResources) -> Gaps:
+    """The documentation gaps: questions that found nothing, grouped by similar wording."""
+    return await search_service.documentation_gaps(conn, principal, resources.embedder)

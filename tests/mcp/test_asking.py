@@ -1,0 +1,280 @@
+"""Asking over MCP with the SDK's real client: `ask_docs` answers with citations, and a deep run
+that outlasts its call becomes a job in PostgreSQL that any server process answers, to its owner
+only; a job whose process died is marked failed with a reason."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+from app.access.principal import Principal
+from app.agents import jobs
+from app.asking import service as asking_service
+from app.auth import service as auth_service
+from app.config import Settings
+from app.documents import service as documents_service
+from app.documents.schemas import DocumentCreate
+from app.housekeeping import prune_expired
+from tests.accounts import Account
+from tests.agents.scripted import Call, Reply, calling, in_order, scripted, tool_call
+from tests.mcp.conftest import mcp_client
+from tests.mcp.test_tools import _code, _ok
+from tests.running import Running, run_fresh_corpus
+from tests.support import (
+    TEST_SECRET,
+    child_env,
+    eventually,
+    free_port,
+    start_corpus,
+    wait_until_ready,
+)
+
+RUNBOOK = (
+    "# Rollback\n\nTo roll back a deploy, run `make rollback` from the release branch. "
+    "Rollbacks take about four minutes."
+)
+
+
+@pytest.fixture(scope="module")
+async def corpus(settings: Settings, server_url: str, data_dir: Path) -> AsyncIterator[Running]:
+    # deep_research gives up waiting after half a second, so a held run becomes a job.
+    async with run_fresh_corpus(
+        server_url, data_dir, "corpus_asking", research_wait_s=0.5
+    ) as running:
+        editor = await running.account("editor")
+        async with running.db.write() as conn:
+            principal = await auth_service.principal_from_api_key(conn, editor.key)
+            assert principal is not None
+            await documents_service.create(
+                conn,
+                principal,
+                running.app.state.resources.embedder,
+                running.settings,
+                DocumentCreate(title="Deploy rollback", content=RUNBOOK),
+            )
+        yield running
+
+
+def _swap(corpus: Running, models: object) -> Any:
+    original = corpus.app.state.resources
+    corpus.app.state.resources = dataclasses.replace(original, models=models)
+    return original
+
+
+async def test_ask_docs_answers_with_citations(corpus: Running) -> None:
+    viewer = await corpus.account("viewer")
+    models = scripted(
+        in_order(
+            calling(tool_call("search_corpus", query="roll back a deploy")),
+            calling(text="Run make rollback [1]."),
+        )
+    )
+    original = _swap(corpus, models)
+    try:
+        async with mcp_client(corpus.mcp_url, viewer.key) as client:
+            answer = _ok(await client.call_tool("ask_docs", {"question": "How to roll back?"}))
+    finally:
+        corpus.app.state.resources = original
+    assert answer["answer"] == "Run make rollback [1]."
+    assert (answer["mode"], answer["extractive"]) == ("fast", False)
+    assert [c["title"] for c in answer["citations"]] == ["Deploy rollback"]
+    assert answer["citations"][0]["url"].startswith("/documents/")
+    assert answer["steps"] == ['search: "roll back a deploy"']
+
+
+def _slow_deep_run(release: asyncio.Event) -> Any:
+    async def respond(call: Call) -> Reply:
+        if call.system.startswith("You are the orchestrator of a deep research"):
+            await release.wait()  # outlasts deep_research's wait
+            return calling(tool_call("write_todos", todos=["How does a rollback work?"]))
+        if call.system.startswith("You are the scout"):
+            return calling(text="- Deploy rollback covers it.")
+        if call.system.startswith("You are a researcher"):
+            if not call.tool_results:
+                return calling(tool_call("search_corpus", query="roll back a deploy"))
+            return calling(text="- run make rollback [1]")
+        if call.system.startswith("You are the orchestrator. Write"):
+            return calling(text="Roll back with make rollback [1].")
+        return calling(
+            tool_call(
+                "verdict",
+                claims=[
+                    {
+                        "claim": "Roll back with make rollback",
+                        "citations": ["[1]"],
+                        "status": "SUPPORTED",
+                    }
+                ],
+                verdict="PASS",
+            )
+        )
+
+    return scripted(respond)
+
+
+async def test_a_slow_deep_research_is_a_job_a_second_server_process_answers_to_its_owner_only(
+    corpus: Running, tmp_path: Path
+) -> None:
+    owner, stranger = await corpus.account("viewer"), await corpus.account("viewer")
+    release = asyncio.Event()
+    original = _swap(corpus, _slow_deep_run(release))
+    try:
+        async with mcp_client(corpus.mcp_url, owner.key) as client:
+            started = _ok(await client.call_tool("deep_research", {"question": "Rollbacks?"}))
+        assert started["status"] == "running"
+        job_id = started["job_id"]
+        assert job_id
+        release.set()
+        principal = await _principal(corpus, owner)
+
+        async def finished() -> bool:
+            async with corpus.db.write() as conn:
+                job = await asking_service.get_job(conn, principal, uuid.UUID(job_id))
+            return job.status != "running"
+
+        await eventually(finished, "the job finishes")
+    finally:
+        corpus.app.state.resources = original
+
+    port = free_port()
+    log = tmp_path / "second.log"
+    env = child_env(
+        DATABASE_URL=corpus.settings.database_url,
+        CORPUS_DATA_DIR=str(tmp_path / "var"),
+        EMBEDDINGS_PROVIDER="hash",
+        SECRET_KEY=TEST_SECRET,
+        CORPUS_PUBLIC_URL=corpus.url,
+        CORPUS_ALLOWED_HOSTS=f"127.0.0.1:{port}",
+    )
+    second = start_corpus(["serve", "--port", str(port)], env, log)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        await asyncio.to_thread(wait_until_ready, f"{url}/readyz", second, log)
+        async with mcp_client(f"{url}/mcp", owner.key) as client:
+            result = _ok(await client.call_tool("research_result", {"job_id": job_id}))
+        async with mcp_client(f"{url}/mcp", stranger.key) as client:
+            refused = await client.call_tool("research_result", {"job_id": job_id})
+    finally:
+        second.terminate()
+        await asyncio.to_thread(second.wait, 30)
+    assert (result["status"], result["mode"], result["job_id"]) == ("done", "deep", job_id)
+    assert result["answer"] == "Roll back with make rollback [1]."
+    assert [c["title"] for c in result["citations"]] == ["Deploy rollback"]
+    assert _code(refused) == "not_found"
+
+
+async def _principal(corpus: Running, account: Account) -> Principal:
+    async with corpus.db.write() as conn:
+        principal = await auth_service.principal_from_api_key(conn, account.key)
+    assert principal is not None
+    return principal
+
+
+async def test_a_job_whose_process_died_is_marked_failed_with_a_reason(corpus: Running) -> None:
+    owner = await corpus.account("viewer")
+    principal = await _principal(corpus, owner)
+    async with corpus.db.write() as conn:
+        # A job leased to a process that never renews it: its lease has already run out.
+        dead = await asking_service.create_job(
+            conn, principal, "Rollbacks?", worker="gone:1", lease_s=-1
+        )
+        orphan = await asking_service.create_job(
+            conn, principal, "Retries?", worker="gone:1", lease_s=-1
+        )
+    async with mcp_client(corpus.mcp_url, owner.key) as client:
+        result = _ok(await client.call_tool("research_result", {"job_id": str(dead)}))
+    assert result["status"] == "failed"
+    assert result["answer"] == asking_service.ABANDONED
+    # Housekeeping marks the others, read or not.
+    counts = await prune_expired(corpus.db)
+    assert counts["abandoned research jobs"] >= 1
+    async with corpus.db.write() as conn:
+        job = await asking_service.get_job(conn, principal, orphan)
+    assert (job.status, job.error) == ("failed", asking_service.ABANDONED)
+
+
+async def test_a_server_that_shuts_down_marks_its_running_jobs_failed(corpus: Running) -> None:
+    owner = await corpus.account("viewer")
+    original = _swap(corpus, _slow_deep_run(asyncio.Event()))  # never released
+    try:
+        async with mcp_client(corpus.mcp_url, owner.key) as client:
+            started = _ok(await client.call_tool("deep_research", {"question": "Rollbacks?"}))
+        # What the lifespan does as the server stops.
+        await corpus.app.state.resources.jobs.aclose()
+    finally:
+        corpus.app.state.resources = original
+    async with corpus.db.write() as conn:
+        job = await asking_service.get_job(
+            conn, await _principal(corpus, owner), uuid.UUID(started["job_id"])
+        )
+    assert (job.status, job.error) == ("failed", jobs.SHUT_DOWN)
+
+
+async def test_ask_docs_is_read_only_so_an_editors_run_saves_no_note(corpus: Running) -> None:
+    editor = await corpus.account("editor")
+    models = scripted(
+        in_order(
+            calling(tool_call("save_note", title="Sneaky note", content="Saved over MCP.")),
+            calling(text="Nothing saved."),
+        )
+    )
+    original = _swap(corpus, models)
+    try:
+        async with mcp_client(corpus.mcp_url, editor.key) as client:
+            answer = _ok(await client.call_tool("ask_docs", {"question": "Save a note"}))
+            listed = _ok(await client.call_tool("list_documents", {"q": "Sneaky note"}))
+    finally:
+        corpus.app.state.resources = original
+    assert "save_note" not in models.model.calls[0].tools
+    assert "save_note: not a tool of this agent or of your role" in answer["steps"]
+    assert listed["items"] == []
+
+
+async def test_a_running_job_renews_its_lease_past_its_first_expiry(corpus: Running) -> None:
+    owner = await corpus.account("viewer")
+    release = asyncio.Event()
+    original = corpus.app.state.resources
+    corpus.app.state.resources = dataclasses.replace(
+        original,
+        models=_slow_deep_run(release),
+        settings=original.settings.model_copy(update={"research_lease_s": 1.0}),
+    )
+    try:
+        async with mcp_client(corpus.mcp_url, owner.key) as client:
+            started = _ok(await client.call_tool("deep_research", {"question": "Rollbacks?"}))
+        job_id = uuid.UUID(started["job_id"])
+        principal = await _principal(corpus, owner)
+
+        async def renewed_past_its_first_lease() -> bool:
+            async with corpus.db.read() as conn:
+                row = (
+                    await conn.execute(
+                        text(
+                            "SELECT heartbeat_at > created_at + interval '1.5 seconds' "
+                            "FROM research_jobs WHERE id = :id"
+                        ),
+                        {"id": job_id},
+                    )
+                ).scalar_one()
+            return bool(row)
+
+        await eventually(renewed_past_its_first_lease, "the lease is renewed", within_s=10)
+        # Read by anyone after its first lease ran out, the job is still running.
+        async with corpus.db.write() as conn:
+            assert (await asking_service.get_job(conn, principal, job_id)).status == "running"
+        release.set()
+
+        async def done() -> bool:
+            async with corpus.db.write() as conn:
+                return (await asking_service.get_job(conn, principal, job_id)).status == "done"
+
+        await eventually(done, "the job finishes")
+    finally:
+        corpus.app.state.resources = original
