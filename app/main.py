@@ -41,14 +41,19 @@ from app.routers import (
     documents,
     health,
     keys,
+    knowledge,
     me,
     oauth_consent,
     oidc,
     pages,
     people,
+    routing,
     search,
     workspaces,
 )
+from app.routing import listener
+from app.routing import policy as routing_policy
+from app.routing import service as routing_service
 from app.sessions.cookies import CookieSigner
 from app.spa import allowed_methods, is_api_path, register_spa
 from app.system import service as system_service
@@ -158,6 +163,8 @@ def create_app(
     """Build the ASGI app. The lifespan opens the pool (starting the embedded database when no
     DATABASE_URL is set) and closes it on shutdown. `argon2` is for tests (`Hasher`)."""
     settings = settings or get_settings()
+    # Read now, so that an invalid policy file stops start-up with its line named.
+    policy_file = routing_policy.load_file(settings.policy_file)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -176,6 +183,8 @@ def create_app(
         embedder = make_embedder(settings)
         hasher = Hasher(settings.hash_workers, argon2)
         converter = Converter(settings)
+        box = SecretBox(secret_key)
+        router = routing_service.Routing.open(settings, db, embedder, box, policy_file)
         try:
             app.state.resources = Resources(
                 settings=settings,
@@ -183,22 +192,34 @@ def create_app(
                 head_revision=migrate.head_revision(settings),
                 embedder=embedder,
                 signer=signer,
-                box=SecretBox(secret_key),
+                box=box,
                 hasher=hasher,
                 signin_per_address=Throttle(settings.signin_rate_per_address),
                 signin_overall=Throttle(settings.signin_rate),
                 converter=converter,
                 oidc=oidc.make_client(settings),
+                routing=router,
             )
             pruning = asyncio.create_task(housekeeping.run(db), name="housekeeping")
+            listening = asyncio.create_task(
+                listener.listen(
+                    url,
+                    lambda workspace: routing_service.invalidate(router, workspace),
+                    router.cache.clear,
+                    connected=router.listening,
+                ),
+                name="cache invalidation",
+            )
             try:
                 # The MCP SDK's session manager: stateless, but it still owns a task group.
                 async with mcp_door.server.session_manager.run():
                     yield
             finally:
                 pruning.cancel()
-                await asyncio.gather(pruning, return_exceptions=True)
+                listening.cancel()
+                await asyncio.gather(pruning, listening, return_exceptions=True)
         finally:
+            await router.aclose()
             hasher.close()
             await converter.aclose()
             await embedder.aclose()
@@ -244,6 +265,8 @@ def create_app(
     app.include_router(workspaces.router)
     app.include_router(documents.router)
     app.include_router(search.router)
+    app.include_router(routing.router)
+    app.include_router(knowledge.router)
     app.include_router(oauth_consent.router)
     app.include_router(pages.router)
     # The MCP endpoint and the SDK's OAuth routes, before the web app's catch-all.

@@ -11,6 +11,7 @@ from app.documents.worker import Converter
 from app.kit.secrets import SecretBox
 from app.people.passwords import Hasher
 from app.rag.embeddings.base import Embedder
+from app.routing.service import Routing
 from app.sessions.cookies import CookieSigner
 from app.throttle import Throttle
 
@@ -34,5 +35,7 @@ class Resources:
     signin_overall: Throttle
     # The pool of file-conversion worker processes.
     converter: Converter
+    # Multi-corpus routing: the policy file's layer, the search cache, remote workspaces' client.
+    routing: Routing
     # The OpenID Connect provider's client; None unless OIDC is configured.
     oidc: StarletteOAuth2App | None = None

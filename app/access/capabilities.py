@@ -21,6 +21,8 @@ Action = Literal[
     "people.manage",  # people, roles, passwords, enable and disable, unlock
     "keys.manage",  # mint and revoke agents' API keys
     "audit.read",
+    "policy.manage",  # set and drop the admins' layer of the routing policy
+    "cache.read",  # the search cache's figures
 ]
 
 # The tools of the answering agents (DESIGN.md §6).
@@ -33,8 +35,7 @@ AgentTool = Literal[
     "documentation_gaps",
 ]
 
-# The MCP tools (API.md, "MCP tools"), in the order they are listed. The `rag_*` tools arrive
-# with the multi-corpus work.
+# The MCP tools (API.md, "MCP tools"), in the order they are listed.
 McpTool = Literal[
     "upload_document",
     "search_docs",
@@ -45,6 +46,11 @@ McpTool = Literal[
     "read_document",
     "delete_document",
     "whoami",
+    "rag_search",
+    "rag_workspaces",
+    "rag_policy",
+    "rag_cache_stats",
+    "rag_context",
 ]
 
 
@@ -65,6 +71,10 @@ _VIEWER_MCP: list[McpTool] = [
     "list_documents",
     "read_document",
     "whoami",
+    "rag_search",
+    "rag_workspaces",
+    "rag_policy",
+    "rag_context",
 ]
 _VIEWER = _Grant(
     {"search"},
@@ -84,9 +94,11 @@ _ADMIN = _Grant(
         "people.manage",
         "keys.manage",
         "audit.read",
+        "policy.manage",
+        "cache.read",
     },
     [*_EDITOR.agent_tools, "documentation_gaps"],
-    [*_EDITOR.mcp_tools],
+    [*_EDITOR.mcp_tools, "rag_cache_stats"],
 )
 
 CAPABILITIES: dict[Role, _Grant] = {"viewer": _VIEWER, "editor": _EDITOR, "admin": _ADMIN}

@@ -32,11 +32,13 @@ from app.documents.schemas import (
     Visibility,
     Workspace,
     WorkspaceCreate,
+    WorkspaceTarget,
     WorkspaceUpdate,
 )
 from app.documents.worker import Converter
 from app.errors import Conflict, Forbidden, NotFound, TooLarge, ValidationFailed
 from app.kit.paging import decode_cursor, keyset_page
+from app.kit.secrets import SecretBox
 from app.kit.updates import changes
 from app.rag import index
 from app.rag.chunking import ChunkPiece
@@ -74,16 +76,31 @@ async def list_workspaces(conn: ReadConnection, principal: Principal) -> list[Wo
     return await queries.list_workspaces(conn, scope=principal.workspace_scope)
 
 
+def _sealed(box: SecretBox | None, token: str | None) -> bytes | None:
+    if token is None:
+        return None
+    if box is None:
+        raise ValidationFailed("remote_token: this server cannot store secrets here")
+    return box.seal(token)
+
+
 async def create_workspace(
-    conn: WriteConnection, principal: Principal, data: WorkspaceCreate
+    conn: WriteConnection,
+    principal: Principal,
+    data: WorkspaceCreate,
+    *,
+    box: SecretBox | None = None,
 ) -> Workspace:
-    """Raises:
-    Forbidden: not an admin. Conflict: the slug is taken.
+    """A new workspace; a remote one's bearer is sealed with `box`.
+
+    Raises:
+        Forbidden: not an admin. Conflict: the slug is taken.
     """
     principal.require(
         "workspaces.manage", "only admins create workspaces, and not with a key bound to one"
     )
-    if not await queries.insert_workspace(conn, data):
+    sealed = _sealed(box, data.remote_token)
+    if not await queries.insert_workspace(conn, data, remote_token_encrypted=sealed):
         raise Conflict(f"a workspace named {data.slug!r} already exists")
     created = await queries.get_workspace(conn, data.slug)
     assert created is not None
@@ -91,20 +108,38 @@ async def create_workspace(
 
 
 async def update_workspace(
-    conn: WriteConnection, principal: Principal, slug: str, data: WorkspaceUpdate
+    conn: WriteConnection,
+    principal: Principal,
+    slug: str,
+    data: WorkspaceUpdate,
+    *,
+    box: SecretBox | None = None,
 ) -> Workspace:
     principal.require(
         "workspaces.manage", "only admins change workspaces, and not with a key bound to one"
     )
+    sealed = _sealed(box, data.remote_token)
     # `license: null` is meaningful ("from policy"), so explicitly set fields are all applied.
     if changes(data, required=("title", "description", "tier")) and not (
-        await queries.update_workspace(conn, slug, data)
+        await queries.update_workspace(conn, slug, data, remote_token_encrypted=sealed)
     ):
         raise NotFound(f"no workspace named {slug!r}")
     workspace = await queries.get_workspace(conn, slug)
     if workspace is None:
         raise NotFound(f"no workspace named {slug!r}")
     return workspace
+
+
+async def workspace_targets(conn: ReadConnection, principal: Principal) -> list[WorkspaceTarget]:
+    """The workspaces the caller may search, with where each lives (for the fan-out): all of
+    them, or a bound key's own."""
+    return await queries.workspace_targets(conn, scope=principal.workspace_scope)
+
+
+async def workspace_licenses(conn: ReadConnection) -> dict[str, str | None]:
+    """Every workspace's name (names are not secret) and the license an admin set on it (None:
+    from policy): what the policy's layers are applied to."""
+    return {t.slug: t.license for t in await queries.workspace_targets(conn, scope=None)}
 
 
 def _in_scope(principal: Principal, slug: str | None) -> str | None:
