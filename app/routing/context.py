@@ -79,9 +79,12 @@ def footnote(sources: Sequence[tuple[str, str]]) -> str:
 
 
 def ranked(passages: Sequence[Passage]) -> list[Passage]:
-    """Best first: by score; unscored passages after the scored ones, in the order given (the
-    fan-out gives them in the persona's priority order)."""
-    return sorted(passages, key=lambda p: (p.score is None, -(p.score or 0.0)))
+    """Best first: by score when every source gave one; otherwise scores cannot be compared,
+    and the order given stands (the fan-out gives the persona's priority order, each
+    workspace's best first)."""
+    if any(p.score is None for p in passages):
+        return list(passages)
+    return sorted(passages, key=lambda p: -(p.score or 0.0))
 
 
 def _entry(key: int, passage: Passage) -> str:
