@@ -205,7 +205,7 @@ def create_app(
                 listener.listen(
                     url,
                     lambda workspace: routing_service.invalidate(router, workspace),
-                    router.cache.clear,
+                    lambda: routing_service.forget_everything(router),
                     connected=router.listening,
                 ),
                 name="cache invalidation",

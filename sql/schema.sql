@@ -13,8 +13,10 @@ CREATE FUNCTION public.notify_workspace_changed() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
         BEGIN
-            IF TG_TABLE_NAME = 'workspaces' THEN
-                PERFORM pg_notify('corpus_workspace_changed', OLD.slug);
+            IF TG_TABLE_NAME = 'personas' THEN
+                PERFORM pg_notify('corpus_workspace_changed', '');
+            ELSIF TG_TABLE_NAME = 'workspaces' THEN
+                PERFORM pg_notify('corpus_workspace_changed', COALESCE(NEW.slug, OLD.slug));
             ELSE
                 IF TG_OP <> 'INSERT' THEN
                     PERFORM pg_notify('corpus_workspace_changed', w.slug)
@@ -408,7 +410,9 @@ CREATE INDEX ix_sessions_user_id ON public.sessions USING btree (user_id);
 
 CREATE TRIGGER documents_notify_workspace AFTER INSERT OR DELETE OR UPDATE ON public.documents FOR EACH ROW EXECUTE FUNCTION public.notify_workspace_changed();
 
-CREATE TRIGGER workspaces_notify_workspace AFTER DELETE OR UPDATE ON public.workspaces FOR EACH ROW EXECUTE FUNCTION public.notify_workspace_changed();
+CREATE TRIGGER personas_notify_policy AFTER INSERT OR DELETE OR UPDATE ON public.personas FOR EACH ROW EXECUTE FUNCTION public.notify_workspace_changed();
+
+CREATE TRIGGER workspaces_notify_workspace AFTER INSERT OR DELETE OR UPDATE ON public.workspaces FOR EACH ROW EXECUTE FUNCTION public.notify_workspace_changed();
 
 ALTER TABLE ONLY public.api_keys
     ADD CONSTRAINT fk_api_keys_user_id_users FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;

@@ -1,8 +1,10 @@
 """workspace change notifications: every committed write to a workspace's documents (or to the
 workspace row itself) sends `NOTIFY corpus_workspace_changed, '<workspace slug>'`, so that each
-replica's search cache drops that workspace's entries (docs/adr/0009). A trigger rather than the
-service: `corpus ingest` and other processes write the same tables, and PostgreSQL delivers a
-notification only when its transaction commits (duplicates within one are folded into one).
+replica's search cache drops that workspace's entries, and a change to the admins' personas
+sends it with an empty payload, so that each replica reloads the policy (docs/adr/0009). A
+trigger rather than the service: `corpus ingest` and other processes write the same tables, and
+PostgreSQL delivers a notification only when its transaction commits (duplicates within one are
+folded into one).
 
 Two triggers and a function: no rewrite, no lock beyond the brief one CREATE TRIGGER takes.
 
@@ -27,8 +29,10 @@ def upgrade() -> None:
         CREATE FUNCTION notify_workspace_changed() RETURNS trigger
         LANGUAGE plpgsql AS $$
         BEGIN
-            IF TG_TABLE_NAME = 'workspaces' THEN
-                PERFORM pg_notify('corpus_workspace_changed', OLD.slug);
+            IF TG_TABLE_NAME = 'personas' THEN
+                PERFORM pg_notify('corpus_workspace_changed', '');
+            ELSIF TG_TABLE_NAME = 'workspaces' THEN
+                PERFORM pg_notify('corpus_workspace_changed', COALESCE(NEW.slug, OLD.slug));
             ELSE
                 IF TG_OP <> 'INSERT' THEN
                     PERFORM pg_notify('corpus_workspace_changed', w.slug)
@@ -49,12 +53,17 @@ def upgrade() -> None:
         "FOR EACH ROW EXECUTE FUNCTION notify_workspace_changed()"
     )
     op.execute(
-        "CREATE TRIGGER workspaces_notify_workspace AFTER UPDATE OR DELETE ON workspaces "
+        "CREATE TRIGGER workspaces_notify_workspace AFTER INSERT OR UPDATE OR DELETE "
+        "ON workspaces FOR EACH ROW EXECUTE FUNCTION notify_workspace_changed()"
+    )
+    op.execute(
+        "CREATE TRIGGER personas_notify_policy AFTER INSERT OR UPDATE OR DELETE ON personas "
         "FOR EACH ROW EXECUTE FUNCTION notify_workspace_changed()"
     )
 
 
 def downgrade() -> None:
+    op.execute("DROP TRIGGER personas_notify_policy ON personas")
     op.execute("DROP TRIGGER workspaces_notify_workspace ON workspaces")
     op.execute("DROP TRIGGER documents_notify_workspace ON documents")
     op.execute("DROP FUNCTION notify_workspace_changed()")

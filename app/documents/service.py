@@ -136,6 +136,18 @@ async def workspace_targets(conn: ReadConnection, principal: Principal) -> list[
     return await queries.workspace_targets(conn, scope=principal.workspace_scope)
 
 
+async def every_workspace_target(conn: ReadConnection) -> list[WorkspaceTarget]:
+    """Every workspace with where it lives, for a cache that serves every caller: narrow it to
+    one caller with `searchable`."""
+    return await queries.workspace_targets(conn, scope=None)
+
+
+def searchable(principal: Principal, targets: list[WorkspaceTarget]) -> list[WorkspaceTarget]:
+    """The workspaces of `targets` the caller may search: all, or a bound key's own."""
+    scope = principal.workspace_scope
+    return [t for t in targets if scope is None or t.slug == scope]
+
+
 async def workspace_licenses(conn: ReadConnection) -> dict[str, str | None]:
     """Every workspace's name (names are not secret) and the license an admin set on it (None:
     from policy): what the policy's layers are applied to."""

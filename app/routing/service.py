@@ -58,6 +58,13 @@ SESSION_MESSAGES = 10_000
 SESSION_MESSAGE_TTL_S = 3600
 
 
+@dataclass(frozen=True, slots=True)
+class _Snapshot:
+    admin: dict[str, tuple[str, ...]]
+    targets: list[WorkspaceTarget]
+    expires_at: float
+
+
 class _Messages:
     def __init__(self) -> None:
         self._items: OrderedDict[tuple[UUID | None, str], tuple[str, float]] = OrderedDict()
@@ -90,6 +97,14 @@ class Routing:
     messages: _Messages = field(default_factory=_Messages)
     # Set while this process listens for workspace changes (tests wait on it).
     listening: asyncio.Event = field(default_factory=asyncio.Event)
+    # The admins' personas and every workspace row, so that a cache hit reads no table: kept
+    # like the cache (its TTL), dropped by any change notification.
+    snapshot: _Snapshot | None = None
+    snapshot_epoch: int = 0
+
+    def drop_snapshot(self) -> None:
+        self.snapshot = None
+        self.snapshot_epoch += 1
 
     @classmethod
     def open(
@@ -162,22 +177,6 @@ async def _layers(conn: ReadConnection, routing: Routing) -> Layers:
     )
 
 
-async def _plan(
-    conn: ReadConnection, routing: Routing, principal: Principal, persona: str | None
-) -> _Plan:
-    layers = await _layers(conn, routing)
-    effective = policy.effective(layers)
-    resolved = policy.resolve_persona(
-        effective.personas,
-        explicit=persona,
-        bound=principal.persona,
-        default=layers.default_persona,
-    )
-    targets = {t.slug: t for t in await documents_service.workspace_targets(conn, principal)}
-    route = policy.route(layers, resolved, list(targets), merged=effective.personas)
-    return _Plan(layers, effective, resolved, route, targets)
-
-
 async def effective_policy(
     conn: ReadConnection, routing: Routing, principal: Principal, *, persona: str | None = None
 ) -> Policy:
@@ -239,6 +238,7 @@ async def delete_persona(
     before = await queries.admin_personas(conn)
     if not await queries.delete_persona(conn, slug):
         raise NotFound(f"admins set no policy for persona {slug!r}")
+    routing.drop_snapshot()
     await audit_service.record(
         conn,
         principal,
@@ -350,10 +350,42 @@ async def _search(
     return _Searched(passages, found.failures, cache_hit=False)
 
 
-async def _planned(routing: Routing, principal: Principal, persona: str | None) -> _Plan:
-    # One short transaction for the policy and the workspaces; none is held while fanning out.
+async def _snapshot(routing: Routing) -> _Snapshot:
+    """The admins' personas and the workspaces, from memory while fresh, else read in one short
+    transaction (none is held while fanning out)."""
+    snapshot = routing.snapshot
+    if snapshot is not None and snapshot.expires_at > time.monotonic():
+        return snapshot
+    epoch = routing.snapshot_epoch
     async with routing.db.read() as conn:
-        return await _plan(conn, routing, principal, persona)
+        admin = await queries.admin_personas(conn)
+        targets = await documents_service.every_workspace_target(conn)
+    snapshot = _Snapshot(admin, targets, time.monotonic() + routing.settings.cache_ttl_s)
+    # A change notified while this was read may not be in it: then it serves this request only.
+    if routing.snapshot_epoch == epoch:
+        routing.snapshot = snapshot
+    return snapshot
+
+
+async def _planned(routing: Routing, principal: Principal, persona: str | None) -> _Plan:
+    snapshot = await _snapshot(routing)
+    layers = Layers(
+        mode=routing.settings.routing_mode,
+        default_persona=routing.settings.default_persona or None,
+        file=routing.file,
+        admin=snapshot.admin,
+        workspaces={t.slug: t.license for t in snapshot.targets},
+    )
+    effective = policy.effective(layers)
+    resolved = policy.resolve_persona(
+        effective.personas,
+        explicit=persona,
+        bound=principal.persona,
+        default=layers.default_persona,
+    )
+    targets = {t.slug: t for t in documents_service.searchable(principal, snapshot.targets)}
+    route = policy.route(layers, resolved, list(targets), merged=effective.personas)
+    return _Plan(layers, effective, resolved, route, targets)
 
 
 def _results(searched: _Searched) -> list[KnowledgeResult]:
@@ -554,5 +586,14 @@ def cache_stats(routing: Routing, principal: Principal) -> CacheStats:
 
 
 def invalidate(routing: Routing, workspace: str) -> None:
-    """A workspace changed (its notification arrived): drop what the cache holds of it."""
-    routing.cache.invalidate(workspace)
+    """A workspace changed, or with an empty name the admins' policy did (the notification
+    arrived): drop what the cache holds of it, and the policy snapshot."""
+    routing.drop_snapshot()
+    if workspace:
+        routing.cache.invalidate(workspace)
+
+
+def forget_everything(routing: Routing) -> None:
+    """The notifications were (re)connected: changes may have been missed meanwhile."""
+    routing.drop_snapshot()
+    routing.cache.clear()
