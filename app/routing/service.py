@@ -161,7 +161,6 @@ class _QueryOnce:
 @dataclass(frozen=True, slots=True)
 class _Plan:
     layers: Layers
-    policy: Policy
     persona: str | None
     route: Route
     targets: dict[str, WorkspaceTarget]  # the workspaces the caller may search, by slug
@@ -376,16 +375,14 @@ async def _planned(routing: Routing, principal: Principal, persona: str | None) 
         admin=snapshot.admin,
         workspaces={t.slug: t.license for t in snapshot.targets},
     )
-    effective = policy.effective(layers)
+    # The personas only: the whole effective policy (every license) is not needed per request.
+    personas = policy.personas(layers)
     resolved = policy.resolve_persona(
-        effective.personas,
-        explicit=persona,
-        bound=principal.persona,
-        default=layers.default_persona,
+        personas, explicit=persona, bound=principal.persona, default=layers.default_persona
     )
     targets = {t.slug: t for t in documents_service.searchable(principal, snapshot.targets)}
-    route = policy.route(layers, resolved, list(targets), merged=effective.personas)
-    return _Plan(layers, effective, resolved, route, targets)
+    route = policy.route(layers, resolved, list(targets), merged=personas)
+    return _Plan(layers, resolved, route, targets)
 
 
 def _results(searched: _Searched) -> list[KnowledgeResult]:
