@@ -216,7 +216,7 @@ async def set_persona(
     await audit_service.record(
         conn,
         principal,
-        "policy.persona_set",
+        "persona.set",
         target_type="persona",
         target_id=slug,
         before={"workspaces": list(before[slug])} if slug in before else None,
@@ -241,7 +241,7 @@ async def delete_persona(
     await audit_service.record(
         conn,
         principal,
-        "policy.persona_deleted",
+        "persona.delete",
         target_type="persona",
         target_id=slug,
         before={"workspaces": list(before[slug])},

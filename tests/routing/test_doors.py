@@ -294,8 +294,8 @@ async def test_admins_override_a_persona_and_drop_the_override_both_audited(
     assert restored["personas"]["hiroshi"]["source"] == "builtin"
     actions = [(e["action"], e["before"], e["after"]) for e in audit["items"]]
     assert actions == [
-        ("policy.persona_deleted", {"workspaces": ["framework_prisma"]}, None),
-        ("policy.persona_set", None, {"workspaces": ["framework_prisma"]}),
+        ("persona.delete", {"workspaces": ["framework_prisma"]}, None),
+        ("persona.set", None, {"workspaces": ["framework_prisma"]}),
     ]
 
 
