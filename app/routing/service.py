@@ -141,15 +141,19 @@ class _QueryOnce:
         self.model = inner.model
         self.dim = inner.dim
         self.default_floor = inner.default_floor
-        self._vectors: dict[str, asyncio.Task[np.ndarray]] = {}
+        self._vectors: dict[str, np.ndarray] = {}
+        # The first search embeds; the others wait for it (and, if it is cancelled, one of
+        # them embeds instead).
+        self._embedding = asyncio.Lock()
 
     async def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         return await self._inner.embed_passages(texts)
 
     async def embed_query(self, text: str) -> np.ndarray:
-        if text not in self._vectors:
-            self._vectors[text] = asyncio.ensure_future(self._inner.embed_query(text))
-        return await asyncio.shield(self._vectors[text])
+        async with self._embedding:
+            if text not in self._vectors:
+                self._vectors[text] = await self._inner.embed_query(text)
+        return self._vectors[text]
 
     async def aclose(self) -> None:
         return None
