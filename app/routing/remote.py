@@ -6,6 +6,7 @@ deadline; anything else fails at once."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import random
 from collections.abc import Callable
@@ -23,6 +24,8 @@ FIRST_BACKOFF_S = 0.25
 # Each wait is its exponential step plus up to this share of it, so that replicas retrying
 # the same endpoint spread out.
 JITTER = 0.25
+# A remote answer larger than this is refused unread: top-k passages never need more.
+MAX_ANSWER_BYTES = 4 * 1024 * 1024
 
 
 class RemoteFailed(Exception):
@@ -65,6 +68,31 @@ def _passages(body: Any, workspace: str, license_id: str, top_k: int) -> list[Pa
     return passages
 
 
+async def _post(
+    client: httpx.AsyncClient,
+    url: str,
+    payload: dict[str, Any],
+    headers: dict[str, str],
+    timeout_s: float,
+) -> tuple[int, bytes]:
+    """The status and body of one POST, the body read only up to MAX_ANSWER_BYTES.
+
+    Raises:
+        httpx.TransportError: the network failed. RemoteFailed: the answer is too large.
+    """
+    async with client.stream(
+        "POST", url, json=payload, headers=headers, timeout=httpx.Timeout(timeout_s)
+    ) as response:
+        if response.status_code >= 300:
+            return response.status_code, b""
+        content = bytearray()
+        async for piece in response.aiter_bytes():
+            content += piece
+            if len(content) > MAX_ANSWER_BYTES:
+                raise RemoteFailed(f"the remote answer is over {MAX_ANSWER_BYTES:,} bytes")
+        return response.status_code, bytes(content)
+
+
 async def search(
     client: httpx.AsyncClient,
     *,
@@ -90,23 +118,20 @@ async def search(
         if remaining <= 0:
             break
         try:
-            response = await client.post(
-                url,
-                json={"query": query, "top_k": top_k},
-                headers=headers,
-                timeout=httpx.Timeout(remaining),
+            status, content = await _post(
+                client, url, {"query": query, "top_k": top_k}, headers, remaining
             )
         except httpx.TransportError as exc:
             reason = f"network error ({type(exc).__name__})"
         else:
-            if response.status_code < 300:
+            if status < 300:
                 try:
-                    body = response.json()
+                    body = json.loads(content)
                 except ValueError:
                     raise RemoteFailed("the remote answer is not JSON") from None
                 return _passages(body, workspace, license_id, top_k)
-            reason = f"the remote answered {response.status_code}"
-            if response.status_code < 500:
+            reason = f"the remote answered {status}"
+            if status < 500:
                 raise RemoteFailed(reason)
         if attempt + 1 < TRIES:
             wait = backoff_s(attempt)

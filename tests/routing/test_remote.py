@@ -19,7 +19,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from app.config import Settings
-from app.routing.remote import FIRST_BACKOFF_S
+from app.routing.remote import FIRST_BACKOFF_S, MAX_ANSWER_BYTES
 from tests.running import Running, run_fresh_corpus
 from tests.support import listening_socket, serving
 
@@ -183,3 +183,25 @@ async def test_a_remote_that_refuses_the_bearer_fails_at_once_without_retries(
     assert reply.status_code == 200
     assert [f["workspace"] for f in reply.json()["failures"]] == ["remote_refusing"]
     assert len(refused) == 1
+
+
+async def test_a_remote_answer_too_large_to_need_is_refused_unread(corpus: Running) -> None:
+    async def search(_request: Request) -> JSONResponse:
+        text = "x" * (MAX_ANSWER_BYTES + 1)
+        return JSONResponse({"results": [{"title": "Huge", "text": text}]})
+
+    admin = await corpus.account("admin")
+    async with (
+        _serve(Starlette(routes=[Route("/v1/knowledge/search", search, methods=["POST"])])) as url,
+        httpx.AsyncClient(base_url=corpus.url, headers=admin.bearer, timeout=30) as http,
+    ):
+        created = await http.post(
+            "/api/workspaces", json={"slug": "remote_huge", "title": "H", "remote_url": url}
+        )
+        assert created.status_code == 201
+        reply = await http.post(
+            "/v1/knowledge/search-multi", json={"query": "anything", "workspaces": ["remote_huge"]}
+        )
+    assert reply.status_code == 200
+    assert reply.json()["results"] == []
+    assert [f["workspace"] for f in reply.json()["failures"]] == ["remote_huge"]
