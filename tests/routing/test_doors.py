@@ -406,3 +406,44 @@ async def test_the_rag_tools_answer_over_mcp_as_the_http_doors_do(corpus: Runnin
     assert block["block"].rsplit("\n\n", 1)[1].startswith(FOOTNOTE_LEAD)
     assert _tool_error(stats) == "forbidden"
     assert set(admin_stats) == {"size", "capacity", "hits", "misses", "hit_rate", "ttl_seconds"}
+
+
+async def test_a_corpus_is_a_remote_workspace_of_another_through_the_anvil_contract(
+    corpus: Running,
+) -> None:
+    """The fan-out's remote client is a client of the Anvil contract; pointed at a Corpus (here
+    this one) with a key bound to a workspace, it reads that workspace over HTTP unchanged."""
+    admin = await corpus.account("admin")
+    agent = await corpus.account("viewer", kind="agent")
+    async with _http(corpus, admin) as http:
+        minted = await http.post(
+            "/api/keys",
+            json={"user_id": str(agent.user.id), "name": "mirror", "workspace": "framework_prisma"},
+        )
+        assert minted.status_code == 201
+        created = await http.post(
+            "/api/workspaces",
+            json={
+                "slug": "mirror_prisma",
+                "title": "Prisma, over HTTP",
+                "license": "Apache-2.0",
+                "remote_url": corpus.url,
+                "remote_token": minted.json()["key"],
+            },
+        )
+        assert created.status_code == 201
+        query = {"query": f"{WORD} migrations", "top_k": 3}
+        local = await http.post(
+            "/v1/knowledge/search-multi", json={**query, "workspaces": ["framework_prisma"]}
+        )
+        remote = await http.post(
+            "/v1/knowledge/search-multi", json={**query, "workspaces": ["mirror_prisma"]}
+        )
+    assert remote.status_code == 200
+    body = remote.json()
+    assert body["failures"] == []
+    assert {r["workspace"] for r in body["results"]} == {"mirror_prisma"}
+    assert [r["document_id"] for r in body["results"]] == [
+        r["document_id"] for r in local.json()["results"]
+    ]
+    assert all(r["score"] is not None for r in body["results"])
