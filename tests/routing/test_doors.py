@@ -90,6 +90,18 @@ async def test_a_persona_s_context_block_cites_its_workspaces_with_a_license_foo
     assert body["tokens"] == -(-len(body["block"]) // 4) <= 2000
 
 
+async def test_a_person_s_default_persona_routes_without_an_argument(corpus: Running) -> None:
+    admin = await corpus.account("admin")
+    person = await corpus.account("viewer")
+    async with _http(corpus, admin) as http:
+        changed = await http.patch(f"/api/people/{person.user.id}", json={"persona": "tom"})
+        assert changed.status_code == 200
+    async with _http(corpus, person) as http:
+        body = await _context(http, query=WORD)
+    assert body["persona"] == "tom"
+    assert body["workspaces"] == ["framework_nextjs"]
+
+
 async def test_a_persona_bound_to_the_key_routes_without_an_argument(corpus: Running) -> None:
     admin = await corpus.account("admin")
     agent = await corpus.account("viewer", kind="agent")
