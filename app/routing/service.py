@@ -353,11 +353,11 @@ async def _search(
     return _Searched(passages, found.failures, cache_hit=False)
 
 
-async def _snapshot(routing: Routing) -> _Snapshot:
+async def _snapshot(routing: Routing, *, fresh: bool = False) -> _Snapshot:
     """The admins' personas and the workspaces, from memory while fresh, else read in one short
     transaction (none is held while fanning out)."""
     snapshot = routing.snapshot
-    if snapshot is not None and snapshot.expires_at > time.monotonic():
+    if not fresh and snapshot is not None and snapshot.expires_at > time.monotonic():
         return snapshot
     epoch = routing.snapshot_epoch
     async with routing.db.read() as conn:
@@ -370,8 +370,16 @@ async def _snapshot(routing: Routing) -> _Snapshot:
     return snapshot
 
 
-async def _planned(routing: Routing, principal: Principal, persona: str | None) -> _Plan:
+async def _planned(
+    routing: Routing, principal: Principal, persona: str | None, *, named: Sequence[str] = ()
+) -> _Plan:
+    """The request's plan. A workspace the caller `named` that the snapshot lacks may have been
+    created since it was taken (its notification still on the way): read again before calling
+    it unknown."""
     snapshot = await _snapshot(routing)
+    known = {t.slug for t in snapshot.targets}
+    if any(slug not in known for slug in named):
+        snapshot = await _snapshot(routing, fresh=True)
     layers = Layers(
         mode=routing.settings.routing_mode,
         default_persona=routing.settings.default_persona or None,
@@ -477,7 +485,7 @@ async def routed_search(
     """
     principal.require("search", "your role may not search")
     query = _query(routing.settings, query)
-    plan = await _planned(routing, principal, persona)
+    plan = await _planned(routing, principal, persona, named=workspaces or ())
     chosen = plan.route.workspaces
     if workspaces is not None:
         wanted = set(workspaces)
@@ -508,7 +516,7 @@ async def knowledge_search(
             "or POST /v1/knowledge/search-multi"
         )
     query = _query(routing.settings, request.query)
-    plan = await _planned(routing, principal, None)
+    plan = await _planned(routing, principal, None, named=[principal.workspace_scope])
     chosen = [w for w in [principal.workspace_scope] if w in plan.targets]
     searched = await _search(routing, principal, plan, chosen, query, request.top_k)
     return KnowledgeResults(
@@ -530,8 +538,8 @@ async def knowledge_search_multi(
     """
     principal.require("search", "your role may not search")
     query = _query(routing.settings, request.query)
-    plan = await _planned(routing, principal, None)
     wanted = list(dict.fromkeys(request.workspaces))
+    plan = await _planned(routing, principal, None, named=wanted)
     chosen = [w for w in wanted if w in plan.targets]
     refused = [
         Failure(workspace=w, reason=f"not_found: no workspace named {w!r} that you may search")
