@@ -203,11 +203,42 @@ def _eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bench_routing(args: argparse.Namespace) -> int:
+    from app.bench.routing import bench_routing
+    from app.db import embedded
+    from app.logs import configure_logging
+
+    settings = _settings()
+    configure_logging("WARNING")
+    size = args.sizes[0]  # 10,000 unless told
+    with embedded.attached(settings), _progress_bars() as progress:
+        report = asyncio.run(bench_routing(settings, progress, chunks_per_workspace=size))
+    if args.json:
+        print(json.dumps(report))
+        return 0
+    print(
+        f"context block over {report['workspaces']} workspaces of "
+        f"{report['chunks_per_workspace']:,} chunks, top {report['top_k']} each, "
+        f"{report['queries']} queries (p50 / p95 ms):"
+    )
+    for key, label in (
+        ("single_workspace_search_ms", "one workspace, one search"),
+        ("context_cold_ms", "context block, cold"),
+        ("context_cached_ms", "context block, from the cache"),
+    ):
+        row = report[key]
+        print(f"  {label:<32} {row['p50']:>8} {row['p95']:>8}")
+    print(f"  cold / single at p50: {report['cold_over_single_p50']}x")
+    return 0
+
+
 def _bench(args: argparse.Namespace) -> int:
     from app.bench.load import MODES, bench
     from app.db import embedded
     from app.logs import configure_logging
 
+    if args.routing:
+        return _bench_routing(args)
     settings = _settings()
     configure_logging("WARNING")
     with embedded.attached(settings), _progress_bars() as progress:
@@ -432,7 +463,13 @@ def _parser() -> argparse.ArgumentParser:
         "--sizes",
         type=_sizes,
         default=[10_000, 100_000],
-        help="chunk counts (default 10000,100000)",
+        help="chunk counts (default 10000,100000; with --routing, the first is per workspace)",
+    )
+    bench_cmd.add_argument(
+        "--routing",
+        action="store_true",
+        help="measure a persona's context block over five workspaces, cold and cached, "
+        "against one single-workspace search",
     )
     bench_cmd.set_defaults(run=_bench)
 

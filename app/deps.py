@@ -27,6 +27,7 @@ from app.errors import AppError, Forbidden, RateLimited, Unauthorized
 from app.people.passwords import Hasher
 from app.rag.embeddings.base import Embedder
 from app.resources import Resources
+from app.routing.service import Routing
 from app.sessions.cookies import SESSION_COOKIE, CookieSigner
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -42,6 +43,10 @@ def get_settings_dep(request: Request) -> Settings:
 
 def get_embedder(request: Request) -> Embedder:
     return get_resources(request).embedder
+
+
+def get_routing(request: Request) -> Routing:
+    return get_resources(request).routing
 
 
 def get_signer(request: Request) -> CookieSigner:
@@ -219,6 +224,7 @@ ShortTx = Annotated[ShortTransaction, Depends(short_transaction)]
 WriteConn = Annotated[WriteConnection, Depends(write_connection, scope="function")]
 ReadConn = Annotated[ReadConnection, Depends(read_connection, scope="function")]
 AppEmbedder = Annotated[Embedder, Depends(get_embedder)]
+AppRouting = Annotated[Routing, Depends(get_routing)]
 # The caller must be signed in (cookie or API key) and free of a temporary password.
 CurrentPrincipal = Annotated[Principal, Depends(current_principal)]
 # The errors those two can answer, for the OpenAPI document of every router behind them.

@@ -44,14 +44,19 @@ from app.routers import (
     documents,
     health,
     keys,
+    knowledge,
     me,
     oauth_consent,
     oidc,
     pages,
     people,
+    routing,
     search,
     workspaces,
 )
+from app.routing import listener
+from app.routing import policy as routing_policy
+from app.routing import service as routing_service
 from app.sessions.cookies import CookieSigner
 from app.spa import allowed_methods, is_api_path, register_spa
 from app.system import service as system_service
@@ -169,6 +174,8 @@ def create_app(
     """Build the ASGI app. The lifespan opens the pool (starting the embedded database when no
     DATABASE_URL is set) and closes it on shutdown. `argon2` is for tests (`Hasher`)."""
     settings = settings or get_settings()
+    # Read now, so that an invalid policy file stops start-up with its line named.
+    policy_file = routing_policy.load_file(settings.policy_file)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -189,6 +196,8 @@ def create_app(
         converter = Converter(settings)
         models = make_models(settings)
         jobs = Jobs()
+        box = SecretBox(secret_key)
+        router = routing_service.Routing.open(settings, db, embedder, box, policy_file)
         try:
             app.state.resources = Resources(
                 settings=settings,
@@ -196,7 +205,7 @@ def create_app(
                 head_revision=migrate.head_revision(settings),
                 embedder=embedder,
                 signer=signer,
-                box=SecretBox(secret_key),
+                box=box,
                 hasher=hasher,
                 signin_per_address=Throttle(settings.signin_rate_per_address),
                 signin_overall=Throttle(settings.signin_rate),
@@ -204,11 +213,21 @@ def create_app(
                 models=models,
                 jobs=jobs,
                 oidc=oidc.make_client(settings),
+                routing=router,
             )
             pruning = asyncio.create_task(housekeeping.run(db), name="housekeeping")
             # The model loads while the process already answers: /readyz says "warming" until
             # it is loaded, so the first search after readiness is as fast as the hundredth.
             warming = asyncio.create_task(_warm(embedder), name="warm-embedder")
+            listening = asyncio.create_task(
+                listener.listen(
+                    url,
+                    lambda workspace: routing_service.invalidate(router, workspace),
+                    lambda: routing_service.forget_everything(router),
+                    connected=router.listening,
+                ),
+                name="cache invalidation",
+            )
             try:
                 # The MCP SDK's session manager: stateless, but it still owns a task group.
                 async with mcp_door.server.session_manager.run():
@@ -216,9 +235,11 @@ def create_app(
             finally:
                 pruning.cancel()
                 warming.cancel()
-                await asyncio.gather(pruning, warming, return_exceptions=True)
+                listening.cancel()
+                await asyncio.gather(pruning, warming, listening, return_exceptions=True)
         finally:
             await jobs.aclose()
+            await router.aclose()
             hasher.close()
             await converter.aclose()
             await embedder.aclose()
@@ -265,6 +286,8 @@ def create_app(
     app.include_router(documents.router)
     app.include_router(search.router)
     app.include_router(asking.router)
+    app.include_router(routing.router)
+    app.include_router(knowledge.router)
     app.include_router(oauth_consent.router)
     app.include_router(pages.router)
     # The MCP endpoint and the SDK's OAuth routes, before the web app's catch-all.

@@ -13,6 +13,7 @@ from app.documents.worker import Converter
 from app.kit.secrets import SecretBox
 from app.people.passwords import Hasher
 from app.rag.embeddings.base import Embedder
+from app.routing.service import Routing
 from app.sessions.cookies import CookieSigner
 from app.throttle import Throttle
 
@@ -40,5 +41,7 @@ class Resources:
     # process runs.
     models: Models
     jobs: Jobs
+    # Multi-corpus routing: the policy file's layer, the search cache, remote workspaces' client.
+    routing: Routing
     # The OpenID Connect provider's client; None unless OIDC is configured.
     oidc: StarletteOAuth2App | None = None

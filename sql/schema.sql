@@ -9,6 +9,28 @@ CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public;
 
 COMMENT ON EXTENSION vector IS 'vector data type and ivfflat and hnsw access methods';
 
+CREATE FUNCTION public.notify_workspace_changed() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+        BEGIN
+            IF TG_TABLE_NAME = 'personas' THEN
+                PERFORM pg_notify('corpus_workspace_changed', '');
+            ELSIF TG_TABLE_NAME = 'workspaces' THEN
+                PERFORM pg_notify('corpus_workspace_changed', COALESCE(NEW.slug, OLD.slug));
+            ELSE
+                IF TG_OP <> 'INSERT' THEN
+                    PERFORM pg_notify('corpus_workspace_changed', w.slug)
+                    FROM workspaces w WHERE w.id = OLD.workspace_id;
+                END IF;
+                IF TG_OP <> 'DELETE' THEN
+                    PERFORM pg_notify('corpus_workspace_changed', w.slug)
+                    FROM workspaces w WHERE w.id = NEW.workspace_id;
+                END IF;
+            END IF;
+            RETURN NULL;
+        END
+        $$;
+
 CREATE TABLE public.alembic_version (
     version_num character varying(32) NOT NULL
 );
@@ -390,6 +412,12 @@ CREATE INDEX ix_research_jobs_user_id ON public.research_jobs USING btree (user_
 CREATE INDEX ix_sessions_expires_at ON public.sessions USING btree (expires_at);
 
 CREATE INDEX ix_sessions_user_id ON public.sessions USING btree (user_id);
+
+CREATE TRIGGER documents_notify_workspace AFTER INSERT OR DELETE OR UPDATE ON public.documents FOR EACH ROW EXECUTE FUNCTION public.notify_workspace_changed();
+
+CREATE TRIGGER personas_notify_policy AFTER INSERT OR DELETE OR UPDATE ON public.personas FOR EACH ROW EXECUTE FUNCTION public.notify_workspace_changed();
+
+CREATE TRIGGER workspaces_notify_workspace AFTER INSERT OR DELETE OR UPDATE ON public.workspaces FOR EACH ROW EXECUTE FUNCTION public.notify_workspace_changed();
 
 ALTER TABLE ONLY public.api_keys
     ADD CONSTRAINT fk_api_keys_user_id_users FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;

@@ -22,6 +22,8 @@ Action = Literal[
     "keys.manage",  # mint and revoke agents' API keys
     "audit.read",
     "gaps.read",  # the documentation gaps: what everyone asked that found nothing
+    "policy.manage",  # set and drop the admins' layer of the routing policy
+    "cache.read",  # the search cache's figures
 ]
 
 # The tools of the answering agents (DESIGN.md §6).
@@ -34,8 +36,7 @@ AgentTool = Literal[
     "documentation_gaps",
 ]
 
-# The MCP tools (API.md, "MCP tools"), in the order they are listed. The `rag_*` tools arrive
-# with the multi-corpus work.
+# The MCP tools (API.md, "MCP tools"), in the order they are listed.
 McpTool = Literal[
     "upload_document",
     "search_docs",
@@ -46,6 +47,11 @@ McpTool = Literal[
     "read_document",
     "delete_document",
     "whoami",
+    "rag_search",
+    "rag_workspaces",
+    "rag_policy",
+    "rag_cache_stats",
+    "rag_context",
 ]
 
 
@@ -66,6 +72,10 @@ _VIEWER_MCP: list[McpTool] = [
     "list_documents",
     "read_document",
     "whoami",
+    "rag_search",
+    "rag_workspaces",
+    "rag_policy",
+    "rag_context",
 ]
 _VIEWER = _Grant(
     {"search"},
@@ -86,9 +96,11 @@ _ADMIN = _Grant(
         "keys.manage",
         "audit.read",
         "gaps.read",
+        "policy.manage",
+        "cache.read",
     },
     [*_EDITOR.agent_tools, "documentation_gaps"],
-    [*_EDITOR.mcp_tools],
+    [*_EDITOR.mcp_tools, "rag_cache_stats"],
 )
 
 CAPABILITIES: dict[Role, _Grant] = {"viewer": _VIEWER, "editor": _EDITOR, "admin": _ADMIN}

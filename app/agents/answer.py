@@ -44,6 +44,8 @@ from app.errors import AppError, ValidationFailed
 from app.rag import extractive
 from app.rag.embeddings.base import Embedder
 from app.rag.schemas import Answer, AskMode
+from app.routing import service as routing_service
+from app.routing.service import Routing
 from app.search import service as search_service
 
 logger = logging.getLogger(__name__)
@@ -72,10 +74,8 @@ class Question:
     mode: AskMode
     workspaces: list[str] | None = None
     document_ids: list[UUID] | None = None
-    # A persona asked for that this server cannot route yet (said in the mode's reason), or the
-    # admin-set persona whose workspaces `workspaces` are.
+    # The persona whose workspaces `workspaces` are (said in the mode's reason).
     persona: str | None = None
-    routed_persona: str | None = None
     # Kept in a chat (`chat_id`, or a new one when None): the web app's questions, not MCP's.
     in_chat: bool = False
     # Whether the agents may write (save a note); MCP's ask tools promise a read.
@@ -90,6 +90,7 @@ async def prepare(
     settings: Settings,
     request: AskRequest,
     *,
+    routing: Routing,
     in_chat: bool = True,
 ) -> Question:
     """Check a question before its run starts, so that bad input is an error of the door, and
@@ -109,10 +110,9 @@ async def prepare(
             f"question: {len(text):,} characters is over the limit of {settings.max_query_chars:,}"
         )
     workspaces = request.workspaces
-    routed = False
     if request.persona and workspaces is None:
-        workspaces = await documents_service.persona_workspaces(conn, request.persona)
-        routed = workspaces is not None
+        # The persona's workspaces by the routing policy (built-in, file, admins' layers).
+        workspaces = await routing_service.persona_scope(routing, principal, request.persona)
     await documents_service.search_scope(conn, principal, workspaces)
     if request.document_ids:
         await documents_service.require_visible(conn, principal, request.document_ids)
@@ -121,8 +121,7 @@ async def prepare(
         mode=request.mode,
         workspaces=workspaces,
         document_ids=request.document_ids or None,
-        persona=request.persona if not routed else None,
-        routed_persona=request.persona if routed else None,
+        persona=request.persona if request.workspaces is None else None,
     )
     if not in_chat:
         return question
@@ -236,13 +235,8 @@ async def _run(
     emit: Callable[[Event | None], None],
 ) -> DoneEvent:
     mode, reason = route(question.mode, question.text)
-    if question.routed_persona:
-        reason += f"; persona {question.routed_persona!r}: {', '.join(question.workspaces or [])}"
-    elif question.persona and not question.workspaces:
-        reason += (
-            f"; persona {question.persona!r} is not one an admin set: every workspace you may "
-            "see is searched"
-        )
+    if question.persona:
+        reason += f"; persona {question.persona!r}: {', '.join(question.workspaces or [])}"
     emit(ModeEvent(mode=mode, reason=reason))
     run = Run(
         question=question.text,

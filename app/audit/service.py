@@ -1,4 +1,4 @@
-"""The audit log: every change to accounts, keys and (later) policy, recorded in the same
+"""The audit log: every change to accounts, keys and the routing policy, recorded in the same
 transaction as the change, so a change and its record land together or not at all."""
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.engine import RowMapping
 
 from app.db.engine import ReadConnection, WriteConnection
-from app.db.tables import chunks, documents, personas, workspaces
+from app.db.tables import chunks, documents, workspaces
 from app.documents.schemas import (
     Chunk,
     Document,
@@ -23,6 +23,7 @@ from app.documents.schemas import (
     Visibility,
     Workspace,
     WorkspaceCreate,
+    WorkspaceTarget,
     WorkspaceUpdate,
 )
 
@@ -68,11 +69,16 @@ async def workspace_ids(conn: ReadConnection, slugs: Sequence[str]) -> dict[str,
     return {row.slug: row.id for row in rows}
 
 
-async def insert_workspace(conn: WriteConnection, data: WorkspaceCreate) -> bool:
+async def insert_workspace(
+    conn: WriteConnection, data: WorkspaceCreate, *, remote_token_encrypted: bytes | None
+) -> bool:
     """Insert a workspace; False when the slug is taken (nothing written)."""
     result = await conn.execute(
         pg_insert(workspaces)
-        .values(**data.model_dump())
+        .values(
+            **data.model_dump(exclude={"remote_token"}),
+            remote_token_encrypted=remote_token_encrypted,
+        )
         .on_conflict_do_nothing(index_elements=["slug"])
         .returning(workspaces.c.id)
     )
@@ -91,16 +97,46 @@ async def ensure_workspace(conn: WriteConnection, slug: str, title: str) -> UUID
     return workspace_id
 
 
-async def update_workspace(conn: WriteConnection, slug: str, data: WorkspaceUpdate) -> bool:
-    """Write the fields the caller set (an explicit `license: null` means "from policy");
-    False when there is no such workspace."""
+async def update_workspace(
+    conn: WriteConnection, slug: str, data: WorkspaceUpdate, *, remote_token_encrypted: bytes | None
+) -> bool:
+    """Write the fields the caller set (an explicit `license: null` means "from policy"; a
+    `remote_token` is written sealed, and `remote_url: null` forgets it); False when there is
+    no such workspace."""
+    values = data.model_dump(exclude_unset=True, exclude={"remote_token"})
+    if "remote_token" in data.model_fields_set or values.get("remote_url", "") is None:
+        values["remote_token_encrypted"] = remote_token_encrypted
     result = await conn.execute(
         update(workspaces)
         .where(workspaces.c.slug == slug)
-        .values(**data.model_dump(exclude_unset=True), updated_at=func.now())
+        .values(**values, updated_at=func.now())
         .returning(workspaces.c.id)
     )
     return result.first() is not None
+
+
+async def workspace_targets(conn: ReadConnection, *, scope: str | None) -> list[WorkspaceTarget]:
+    """Every workspace (or only `scope`) with where it lives, by slug."""
+    statement = select(
+        workspaces.c.id,
+        workspaces.c.slug,
+        workspaces.c.license,
+        workspaces.c.remote_url,
+        workspaces.c.remote_token_encrypted,
+    ).order_by(workspaces.c.slug)
+    if scope is not None:
+        statement = statement.where(workspaces.c.slug == scope)
+    rows = await conn.execute(statement)
+    return [
+        WorkspaceTarget(
+            id=row.id,
+            slug=row.slug,
+            license=row.license,
+            remote_url=row.remote_url,
+            remote_token_encrypted=row.remote_token_encrypted,
+        )
+        for row in rows
+    ]
 
 
 # --- documents ------------------------------------------------------------------------------
@@ -378,11 +414,3 @@ async def visible_documents(
         .where(documents.c.id.in_(list(document_ids)), visible_to(caller_id, scope))
     )
     return {row.id for row in await conn.execute(statement)}
-
-
-async def persona_workspaces(conn: ReadConnection, slug: str) -> list[str] | None:
-    """The workspaces of an admin-set persona, in priority order; None when there is none."""
-    row = (
-        await conn.execute(select(personas.c.workspaces).where(personas.c.slug == slug))
-    ).one_or_none()
-    return list(row.workspaces) if row is not None else None

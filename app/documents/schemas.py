@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Literal
 from uuid import UUID
@@ -22,6 +23,15 @@ MAX_TAGS = 32
 MAX_TITLE_CHARS = 500
 
 License = Annotated[str, StringConstraints(pattern=LICENSE_PATTERN)]
+# A remote workspace's base URL: another Corpus, or any Anvil-compatible server.
+RemoteUrl = Annotated[
+    str,
+    StringConstraints(
+        strip_whitespace=True, pattern=r"^https?://[^\s/?#]+[^\s?#]*$", max_length=2000
+    ),
+]
+# Its bearer: presented to that server, so stored encrypted and never shown again.
+RemoteToken = Annotated[str, StringConstraints(min_length=1, max_length=4000), NoNul]
 Title = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE_CHARS), NoNul
 ]
@@ -42,6 +52,19 @@ class Workspace(BaseModel):
     document_count: int
     created_at: datetime
     updated_at: datetime
+    # Set for a remote workspace, searched over HTTP with its own bearer (never shown).
+    remote_url: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceTarget:
+    """A workspace as the fan-out searches it: where it lives and its license as set on it."""
+
+    id: UUID
+    slug: str
+    license: str | None
+    remote_url: str | None
+    remote_token_encrypted: bytes | None
 
 
 class WorkspaceCreate(_Input):
@@ -50,6 +73,8 @@ class WorkspaceCreate(_Input):
     description: PlainText = Field(default="", max_length=4000)
     license: License | None = None
     tier: Tier = "community"
+    remote_url: RemoteUrl | None = None
+    remote_token: RemoteToken | None = None
 
 
 class WorkspaceUpdate(_Input):
@@ -61,6 +86,9 @@ class WorkspaceUpdate(_Input):
     description: Annotated[PlainText, Field(max_length=4000)] | SkipJsonSchema[None] = None
     license: License | None = None
     tier: Tier | SkipJsonSchema[None] = None
+    # null makes the workspace local again (and forgets its bearer).
+    remote_url: RemoteUrl | None = None
+    remote_token: RemoteToken | None = None
 
 
 def _unique_tags(tags: list[str]) -> list[str]:

@@ -33,11 +33,13 @@ from app.documents.schemas import (
     Visibility,
     Workspace,
     WorkspaceCreate,
+    WorkspaceTarget,
     WorkspaceUpdate,
 )
 from app.documents.worker import Converter
 from app.errors import Conflict, Forbidden, NotFound, TooLarge, ValidationFailed
 from app.kit.paging import decode_cursor, keyset_page
+from app.kit.secrets import SecretBox
 from app.kit.updates import changes
 from app.rag import index
 from app.rag.chunking import ChunkPiece
@@ -75,16 +77,31 @@ async def list_workspaces(conn: ReadConnection, principal: Principal) -> list[Wo
     return await queries.list_workspaces(conn, scope=principal.workspace_scope)
 
 
+def _sealed(box: SecretBox | None, token: str | None) -> bytes | None:
+    if token is None:
+        return None
+    if box is None:
+        raise ValidationFailed("remote_token: this server cannot store secrets here")
+    return box.seal(token)
+
+
 async def create_workspace(
-    conn: WriteConnection, principal: Principal, data: WorkspaceCreate
+    conn: WriteConnection,
+    principal: Principal,
+    data: WorkspaceCreate,
+    *,
+    box: SecretBox | None = None,
 ) -> Workspace:
-    """Raises:
-    Forbidden: not an admin. Conflict: the slug is taken.
+    """A new workspace; a remote one's bearer is sealed with `box`.
+
+    Raises:
+        Forbidden: not an admin. Conflict: the slug is taken.
     """
     principal.require(
         "workspaces.manage", "only admins create workspaces, and not with a key bound to one"
     )
-    if not await queries.insert_workspace(conn, data):
+    sealed = _sealed(box, data.remote_token)
+    if not await queries.insert_workspace(conn, data, remote_token_encrypted=sealed):
         raise Conflict(f"a workspace named {data.slug!r} already exists")
     created = await queries.get_workspace(conn, data.slug)
     assert created is not None
@@ -92,20 +109,50 @@ async def create_workspace(
 
 
 async def update_workspace(
-    conn: WriteConnection, principal: Principal, slug: str, data: WorkspaceUpdate
+    conn: WriteConnection,
+    principal: Principal,
+    slug: str,
+    data: WorkspaceUpdate,
+    *,
+    box: SecretBox | None = None,
 ) -> Workspace:
     principal.require(
         "workspaces.manage", "only admins change workspaces, and not with a key bound to one"
     )
+    sealed = _sealed(box, data.remote_token)
     # `license: null` is meaningful ("from policy"), so explicitly set fields are all applied.
     if changes(data, required=("title", "description", "tier")) and not (
-        await queries.update_workspace(conn, slug, data)
+        await queries.update_workspace(conn, slug, data, remote_token_encrypted=sealed)
     ):
         raise NotFound(f"no workspace named {slug!r}")
     workspace = await queries.get_workspace(conn, slug)
     if workspace is None:
         raise NotFound(f"no workspace named {slug!r}")
     return workspace
+
+
+async def workspace_targets(conn: ReadConnection, principal: Principal) -> list[WorkspaceTarget]:
+    """The workspaces the caller may search, with where each lives (for the fan-out): all of
+    them, or a bound key's own."""
+    return await queries.workspace_targets(conn, scope=principal.workspace_scope)
+
+
+async def every_workspace_target(conn: ReadConnection) -> list[WorkspaceTarget]:
+    """Every workspace with where it lives, for a cache that serves every caller: narrow it to
+    one caller with `searchable`."""
+    return await queries.workspace_targets(conn, scope=None)
+
+
+def searchable(principal: Principal, targets: list[WorkspaceTarget]) -> list[WorkspaceTarget]:
+    """The workspaces of `targets` the caller may search: all, or a bound key's own."""
+    scope = principal.workspace_scope
+    return [t for t in targets if scope is None or t.slug == scope]
+
+
+async def workspace_licenses(conn: ReadConnection) -> dict[str, str | None]:
+    """Every workspace's name (names are not secret) and the license an admin set on it (None:
+    from policy): what the policy's layers are applied to."""
+    return {t.slug: t.license for t in await queries.workspace_targets(conn, scope=None)}
 
 
 def _in_scope(principal: Principal, slug: str | None) -> str | None:
@@ -338,13 +385,6 @@ async def readable_chunks(
     return await queries.visible_chunks(
         conn, principal.user_id, chunk_ids, scope=principal.workspace_scope
     )
-
-
-async def persona_workspaces(conn: ReadConnection, slug: str) -> list[str] | None:
-    """The workspaces an admin set for the persona `slug`, in priority order; None when no
-    admin set it (the built-in personas and the policy file come with the multi-corpus
-    work)."""
-    return await queries.persona_workspaces(conn, slug)
 
 
 async def require_visible(

@@ -42,6 +42,16 @@ from app.errors import AppError, NotFound, ValidationFailed
 from app.mcp.provider import CallerToken
 from app.rag.schemas import Answer, AskMode, SearchMode, SearchRequest, SearchResult
 from app.resources import Resources
+from app.routing import service as routing_service
+from app.routing.schemas import (
+    MAX_TOKEN_BUDGET,
+    CacheStats,
+    ContextBlock,
+    ContextRequest,
+    KnowledgeResults,
+    Policy,
+    RoutedWorkspaces,
+)
 from app.schemas import JsonInt, Page
 from app.search import service as search_service
 
@@ -280,6 +290,7 @@ class Tools:
                 principal,
                 current.settings,
                 AskRequest(question=question, mode=mode),
+                routing=current.routing,
                 in_chat=False,
             )
         # Annotated read-only: the agents get no tool that writes (save_note) here.
@@ -298,6 +309,7 @@ class Tools:
                 principal,
                 current.settings,
                 AskRequest(question=question, mode="deep"),
+                routing=current.routing,
                 in_chat=False,
             )
         job_id = await current.jobs.start(self._services(current), principal, checked.text)
@@ -329,6 +341,66 @@ class Tools:
                 status="failed",
             )
         return Answer.model_validate({**found.result, "job_id": job_id, "status": "done"})
+
+    # --- multi-corpus routing (API.md, "Multi-corpus") ---------------------------------------
+    # These open no request transaction: the routing service reads the policy in a short one
+    # and searches each workspace in one of its own (docs/adr/0011).
+
+    @_listed("Search by persona", READS)
+    async def rag_search(
+        self,
+        query: Annotated[str, Field(min_length=1, description="what to look for")],
+        workspaces: list[str] | None = None,
+        top_k: Annotated[JsonInt, Field(ge=1, le=50)] = 5,
+        persona: str | None = None,
+    ) -> KnowledgeResults:
+        """Search the workspaces your persona routes to (or some of them), in priority order,
+        each result with its workspace's license; workspaces that failed are listed."""
+        principal = _caller()
+        return await routing_service.routed_search(
+            self._resources().routing,
+            principal,
+            query,
+            workspaces=workspaces,
+            top_k=top_k,
+            persona=persona,
+        )
+
+    @_listed("List workspaces and licenses", READS)
+    async def rag_workspaces(self) -> RoutedWorkspaces:
+        """The workspaces you may search, with each one's license, tier and description."""
+        principal = _caller()
+        async with self._reading() as (conn, current):
+            return await routing_service.routed_workspaces(conn, current.routing, principal)
+
+    @_listed("Show the routing policy", READS)
+    async def rag_policy(self, persona: str | None = None) -> Policy:
+        """The effective routing policy (one persona's with `persona`), and the layer each
+        entry came from: builtin, file or admin."""
+        principal = _caller()
+        async with self._reading() as (conn, current):
+            return await routing_service.effective_policy(
+                conn, current.routing, principal, persona=persona
+            )
+
+    @_listed("Search cache figures", READS)
+    async def rag_cache_stats(self) -> CacheStats:
+        """The search cache's size, hits, misses, hit rate, TTL and capacity (admins)."""
+        principal = _caller()
+        return routing_service.cache_stats(self._resources().routing, principal)
+
+    @_listed("Build a context block", READS)
+    async def rag_context(
+        self,
+        query: Annotated[str, Field(min_length=1)],
+        persona: str | None = None,
+        token_budget: Annotated[JsonInt | None, Field(ge=1, le=MAX_TOKEN_BUDGET)] = None,
+    ) -> ContextBlock:
+        """A context block for a system prompt from your persona's workspaces: cited passages
+        within the token budget, and a footnote with their licenses."""
+        principal = _caller()
+        request = ContextRequest(query=query, persona=persona, token_budget=token_budget)
+        return await routing_service.context_block(self._resources().routing, principal, request)
 
 
 def _running(job_id: UUID) -> Answer:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, status
 
-from app.deps import PRINCIPAL_ERRORS, CurrentPrincipal, ReadConn, WriteConn
+from app.deps import PRINCIPAL_ERRORS, AppResources, CurrentPrincipal, ReadConn, WriteConn
 from app.documents import service as documents_service
 from app.documents.schemas import Workspace, WorkspaceCreate, WorkspaceUpdate
 from app.errors import Conflict, Forbidden, NotFound
@@ -28,10 +28,10 @@ async def list_workspaces(principal: CurrentPrincipal, conn: ReadConn) -> Page[W
     responses={403: Forbidden.openapi(), 409: Conflict.openapi()},
 )
 async def create_workspace(
-    data: WorkspaceCreate, principal: CurrentPrincipal, conn: WriteConn
+    data: WorkspaceCreate, principal: CurrentPrincipal, conn: WriteConn, resources: AppResources
 ) -> Workspace:
-    """Create a workspace (admins)."""
-    return await documents_service.create_workspace(conn, principal, data)
+    """Create a workspace (admins); a remote one names its base URL and bearer."""
+    return await documents_service.create_workspace(conn, principal, data, box=resources.box)
 
 
 @router.patch(
@@ -41,7 +41,11 @@ async def create_workspace(
     responses={403: Forbidden.openapi(), 404: NotFound.openapi()},
 )
 async def update_workspace(
-    slug: str, data: WorkspaceUpdate, principal: CurrentPrincipal, conn: WriteConn
+    slug: str,
+    data: WorkspaceUpdate,
+    principal: CurrentPrincipal,
+    conn: WriteConn,
+    resources: AppResources,
 ) -> Workspace:
-    """Change a workspace's title, description, license or tier (admins)."""
-    return await documents_service.update_workspace(conn, principal, slug, data)
+    """Change a workspace's title, description, license, tier or remote endpoint (admins)."""
+    return await documents_service.update_workspace(conn, principal, slug, data, box=resources.box)

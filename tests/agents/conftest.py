@@ -139,5 +139,12 @@ async def run(
         {"question": question, "mode": mode, "document_ids": document_ids}
     )
     async with world.corpus.db.write() as conn:
-        prepared = await answer.prepare(conn, principal, services.settings, request, in_chat=False)
+        prepared = await answer.prepare(
+            conn,
+            principal,
+            services.settings,
+            request,
+            routing=world.corpus.app.state.resources.routing,
+            in_chat=False,
+        )
     return [event async for event in answer.answer(services, principal, prepared, door="api")]

@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
-from sqlalchemy import text
 
 from app.access.principal import LOCAL_ADMIN
 from app.documents import service as documents_service
@@ -227,7 +226,7 @@ async def test_gaps_group_unanswered_questions_from_every_door_by_similar_wordin
     assert len(kubernetes[0]["examples"]) >= 2
 
 
-async def test_a_persona_an_admin_set_scopes_the_question_to_its_workspaces(
+async def test_a_persona_scopes_the_question_to_its_workspaces_and_an_unknown_one_is_refused(
     world: World,
 ) -> None:
     editor = await world.principal(world.editor)
@@ -250,14 +249,14 @@ async def test_a_persona_an_admin_set_scopes_the_question_to_its_workspaces(
                 ),
             )
             written[workspace] = str(created.id)
-        # Set as an admin would (the admin route comes with the multi-corpus work).
-        await conn.execute(
-            text("INSERT INTO personas (slug, workspaces) VALUES ('ops-team', ARRAY['ops'])")
-        )
+    async with _client(world, world.admin) as admin:
+        set_persona = await admin.put("/api/policy/personas/ops-team", json={"workspaces": ["ops"]})
+        assert set_persona.status_code == 200
     question = "recalibrate the flux capacitor"
     routed = await _ask(world, world.viewer, {"question": question, "persona": "ops-team"})
     assert routed[0][1]["reason"].endswith("; persona 'ops-team': ops")
     assert {c["document_id"] for c in routed[-1][1]["citations"]} == {written["ops"]}
-    unknown = await _ask(world, world.viewer, {"question": question, "persona": "nobody-set"})
-    assert "not one an admin set" in unknown[0][1]["reason"]
-    assert {c["document_id"] for c in unknown[-1][1]["citations"]} == set(written.values())
+    async with _client(world, world.viewer) as client:
+        unknown = await client.post("/api/ask", json={"question": question, "persona": "nobody"})
+    assert unknown.status_code == 422
+    assert unknown.json()["error"]["code"] == "validation_error"

@@ -19,6 +19,8 @@ from app.auth import service as auth_service
 from app.db.engine import ReadConnection, WriteConnection
 from app.documents import service as documents_service
 from app.documents.schemas import DocumentCreate, WorkspaceCreate
+from app.routing import service as routing_service
+from app.routing.schemas import PersonaUpdate
 from tests.accounts import PASSWORD, Account, make_account
 
 CALLERS = ("anonymous", "viewer", "editor", "admin", "agent", "revoked")
@@ -61,6 +63,18 @@ class World:
 
 
 Request = Callable[[World], Awaitable[tuple[str, str, Any]]]
+
+
+async def _delete_persona(world: World) -> tuple[str, str, Any]:
+    slug = f"p-{uuid.uuid4().hex[:8]}"
+    await routing_service.set_persona(
+        world.write,
+        world.app.state.resources.routing,
+        LOCAL_ADMIN,
+        slug,
+        PersonaUpdate(workspaces=["default"]),
+    )
+    return "DELETE", f"/api/policy/personas/{slug}", None
 
 
 def fixed(method: str, path: str, body: Any = None) -> Request:
@@ -195,6 +209,24 @@ MATRIX: list[tuple[str, Request, tuple[int, int, int, int, int, int]]] = [
         (401, 404, 404, 404, 404, 401),
     ),
     ("GET /api/gaps", fixed("GET", "/api/gaps"), (401, 403, 403, 200, 403, 401)),
+    ("GET /api/policy", fixed("GET", "/api/policy"), (401, 200, 200, 200, 200, 401)),
+    (
+        "PUT /api/policy/personas/{slug}",
+        fixed("PUT", "/api/policy/personas/matrix", {"workspaces": ["default"]}),
+        (401, 403, 403, 200, 403, 401),
+    ),
+    ("DELETE /api/policy/personas/{slug}", _delete_persona, (401, 403, 403, 204, 403, 401)),
+    (
+        "POST /api/context",
+        fixed("POST", "/api/context", {"query": "rollback"}),
+        (401, 200, 200, 200, 200, 401),
+    ),
+    (
+        "POST /api/context/sessions/{session_id}/message",
+        fixed("POST", "/api/context/sessions/s1/message", {"text": "rollback"}),
+        (401, 204, 204, 204, 204, 401),
+    ),
+    ("GET /api/cache/stats", fixed("GET", "/api/cache/stats"), (401, 403, 403, 200, 403, 401)),
     # Consent is a person's, given in a browser: every API key is refused.
     (
         "GET /api/oauth/consent/{tx}",
@@ -348,6 +380,12 @@ BOUND_ADMIN: dict[str, int] = {
     "GET /api/chats/{chat_id}": 404,
     "DELETE /api/chats/{chat_id}": 404,
     "GET /api/gaps": 403,  # every workspace's questions
+    "GET /api/policy": 200,
+    "PUT /api/policy/personas/{slug}": 403,
+    "DELETE /api/policy/personas/{slug}": 403,
+    "POST /api/context": 200,
+    "POST /api/context/sessions/{session_id}/message": 204,
+    "GET /api/cache/stats": 403,
     "GET /api/oauth/consent/{tx}": 403,
     "POST /api/oauth/consent/{tx}": 403,
     "GET /api/me/connections": 200,

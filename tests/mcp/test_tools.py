@@ -39,8 +39,14 @@ TOOLS = {
     "ask_docs",
     "deep_research",
     "research_result",
+    "rag_search",
+    "rag_workspaces",
+    "rag_policy",
+    "rag_cache_stats",
+    "rag_context",
 }
 WRITE_TOOLS = {"upload_document", "delete_document"}
+ADMIN_TOOLS = {"rag_cache_stats"}
 RESOURCE_METADATA_PATH = "/.well-known/oauth-protected-resource/mcp"
 
 
@@ -133,7 +139,7 @@ def _runbook(word: str) -> str:
 # --- every tool -------------------------------------------------------------------------------
 
 
-async def test_a_key_lists_exactly_the_nine_tools_each_with_an_input_schema(
+async def test_a_key_lists_exactly_every_tool_each_with_an_input_schema(
     corpus: Running,
 ) -> None:
     viewer = await corpus.account("viewer", kind="agent")
@@ -288,7 +294,11 @@ async def test_whoami_reports_the_account_and_the_tools_its_role_allows(
     async with mcp_client(corpus.mcp_url, account.key) as client:
         me = _ok(await client.call_tool("whoami", {}))
     assert (me["email"], me["role"], me["kind"]) == (account.user.email, role, kind)
-    expected = TOOLS - WRITE_TOOLS if role == "viewer" else TOOLS
+    expected = {
+        "viewer": TOOLS - WRITE_TOOLS - ADMIN_TOOLS,
+        "editor": TOOLS - ADMIN_TOOLS,
+        "admin": TOOLS,
+    }[role]
     assert sorted(me["tools"]) == sorted(expected)
 
 

@@ -349,7 +349,7 @@ export interface paths {
         put?: never;
         /**
          * Create Workspace
-         * @description Create a workspace (admins).
+         * @description Create a workspace (admins); a remote one names its base URL and bearer.
          */
         post: operations["createWorkspace"];
         delete?: never;
@@ -373,7 +373,7 @@ export interface paths {
         head?: never;
         /**
          * Update Workspace
-         * @description Change a workspace's title, description, license or tier (admins).
+         * @description Change a workspace's title, description, license, tier or remote endpoint (admins).
          */
         patch: operations["updateWorkspace"];
         trace?: never;
@@ -548,6 +548,152 @@ export interface paths {
         get: operations["listGaps"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Policy
+         * @description The effective routing policy, and the layer each entry came from.
+         */
+        get: operations["getPolicy"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/policy/personas/{slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set Persona Policy
+         * @description Set a persona's workspaces, in priority order, over the file and the built-in table
+         *     (admins).
+         */
+        put: operations["setPersonaPolicy"];
+        post?: never;
+        /**
+         * Delete Persona Policy
+         * @description Drop the admins' entry for a persona: the lower layer applies again (admins).
+         */
+        delete: operations["deletePersonaPolicy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/context": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Build Context
+         * @description A context block for a system prompt, from the persona's workspaces, with its sources
+         *     and the license footnote.
+         */
+        post: operations["buildContext"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/context/sessions/{session_id}/message": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remember Session Message
+         * @description Store a session's last user message, so its context block can be asked for by session.
+         */
+        post: operations["rememberSessionMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/cache/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Cache Stats
+         * @description The search cache's figures in the process that answers (admins).
+         */
+        get: operations["getCacheStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/knowledge/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Knowledge Search
+         * @description Search the API key's workspace (400 for a credential bound to none).
+         */
+        post: operations["knowledgeSearch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/knowledge/search-multi": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Knowledge Search Multi
+         * @description Search an allowlist of workspaces at once; one that cannot be searched is a failure.
+         */
+        post: operations["knowledgeSearchMulti"];
         delete?: never;
         options?: never;
         head?: never;
@@ -760,6 +906,21 @@ export interface components {
                 [key: string]: unknown;
             } | null;
         };
+        /** CacheStats */
+        CacheStats: {
+            /** Size */
+            size: number;
+            /** Capacity */
+            capacity: number;
+            /** Hits */
+            hits: number;
+            /** Misses */
+            misses: number;
+            /** Hit Rate */
+            hit_rate: number;
+            /** Ttl Seconds */
+            ttl_seconds: number;
+        };
         /** Chat */
         Chat: {
             /**
@@ -936,7 +1097,42 @@ export interface components {
              */
             role: "viewer" | "editor" | "admin";
             /** Tools */
-            tools: ("upload_document" | "search_docs" | "ask_docs" | "deep_research" | "research_result" | "list_documents" | "read_document" | "delete_document" | "whoami")[];
+            tools: ("upload_document" | "search_docs" | "ask_docs" | "deep_research" | "research_result" | "list_documents" | "read_document" | "delete_document" | "whoami" | "rag_search" | "rag_workspaces" | "rag_policy" | "rag_cache_stats" | "rag_context")[];
+        };
+        /** ContextBlock */
+        ContextBlock: {
+            /** Block */
+            block: string;
+            /** Persona */
+            persona: string | null;
+            /** Workspaces */
+            workspaces: string[];
+            /** Sources */
+            sources: components["schemas"]["Source"][];
+            /** Failures */
+            failures: components["schemas"]["Failure"][];
+            /** Cache Hit */
+            cache_hit: boolean;
+            /** Tokens */
+            tokens: number;
+            /** Missing Workspaces */
+            missing_workspaces?: string[];
+        };
+        /** ContextRequest */
+        ContextRequest: {
+            /** Query */
+            query?: string | null;
+            /** Persona */
+            persona?: string | null;
+            /** Session Id */
+            session_id?: string | null;
+            /** Token Budget */
+            token_budget?: number | null;
+            /**
+             * Top K
+             * @default 5
+             */
+            top_k: number;
         };
         /** Document */
         Document: {
@@ -1111,6 +1307,13 @@ export interface components {
             /** Message */
             message: string;
         };
+        /** Failure */
+        Failure: {
+            /** Workspace */
+            workspace: string;
+            /** Reason */
+            reason: string;
+        };
         /**
          * Gap
          * @description Questions of similar wording that found nothing: how often, by how many people.
@@ -1144,6 +1347,70 @@ export interface components {
              */
             status: "ok";
         };
+        /** KnowledgeResult */
+        KnowledgeResult: {
+            /** Workspace */
+            workspace: string;
+            /** Document Id */
+            document_id: string | null;
+            /** Chunk Id */
+            chunk_id: string | null;
+            /** Title */
+            title: string;
+            /** Text */
+            text: string;
+            /** Score */
+            score: number | null;
+            /** License */
+            license: string;
+            /** Heading Path */
+            heading_path?: string[];
+        };
+        /** KnowledgeResults */
+        KnowledgeResults: {
+            /** Results */
+            results: components["schemas"]["KnowledgeResult"][];
+            /** Failures */
+            failures: components["schemas"]["Failure"][];
+            /** Cache Hit */
+            cache_hit: boolean;
+            /** Persona */
+            persona?: string | null;
+            /** Workspaces */
+            workspaces?: string[];
+        };
+        /** KnowledgeSearch */
+        KnowledgeSearch: {
+            /** Query */
+            query: string;
+            /**
+             * Top K
+             * @default 5
+             */
+            top_k: number;
+        };
+        /** KnowledgeSearchMulti */
+        KnowledgeSearchMulti: {
+            /** Query */
+            query: string;
+            /** Workspaces */
+            workspaces: string[];
+            /**
+             * Top K
+             * @default 5
+             */
+            top_k: number;
+        };
+        /** LicenseEntry */
+        LicenseEntry: {
+            /** License */
+            license: string;
+            /**
+             * Source
+             * @enum {string}
+             */
+            source: "builtin" | "file" | "admin" | "default";
+        };
         /** LoginRequest */
         LoginRequest: {
             /** Email */
@@ -1175,7 +1442,7 @@ export interface components {
             /** Persona */
             persona: string | null;
             /** Tools */
-            tools: ("upload_document" | "search_docs" | "ask_docs" | "deep_research" | "research_result" | "list_documents" | "read_document" | "delete_document" | "whoami")[];
+            tools: ("upload_document" | "search_docs" | "ask_docs" | "deep_research" | "research_result" | "list_documents" | "read_document" | "delete_document" | "whoami" | "rag_search" | "rag_workspaces" | "rag_policy" | "rag_cache_stats" | "rag_context")[];
             /** Must Change Password */
             must_change_password: boolean;
         };
@@ -1230,6 +1497,41 @@ export interface components {
             current_password: string;
             /** New Password */
             new_password: string;
+        };
+        /** PersonaEntry */
+        PersonaEntry: {
+            /** Workspaces */
+            workspaces: string[];
+            /**
+             * Source
+             * @enum {string}
+             */
+            source: "builtin" | "file" | "admin";
+        };
+        /** PersonaUpdate */
+        PersonaUpdate: {
+            /** Workspaces */
+            workspaces: string[];
+        };
+        /**
+         * Policy
+         * @description The effective policy, and which layer each entry came from.
+         */
+        Policy: {
+            /** Routing Mode */
+            routing_mode: string;
+            /** Default Persona */
+            default_persona: string | null;
+            /** Personas */
+            personas: {
+                [key: string]: components["schemas"]["PersonaEntry"];
+            };
+            /** Licenses */
+            licenses: {
+                [key: string]: components["schemas"]["LicenseEntry"];
+            };
+            /** Missing Workspaces */
+            missing_workspaces: string[];
         };
         /** Readiness */
         Readiness: {
@@ -1301,6 +1603,11 @@ export interface components {
             /** Took Ms */
             took_ms: number;
         };
+        /** SessionMessage */
+        SessionMessage: {
+            /** Text */
+            text: string;
+        };
         /** SignupRequest */
         SignupRequest: {
             /**
@@ -1315,6 +1622,23 @@ export interface components {
              * @default
              */
             display_name: string;
+        };
+        /** Source */
+        Source: {
+            /** Key */
+            key: string;
+            /** Workspace */
+            workspace: string;
+            /** License */
+            license: string;
+            /** Document Id */
+            document_id: string | null;
+            /** Chunk Id */
+            chunk_id: string | null;
+            /** Title */
+            title: string;
+            /** Score */
+            score: number | null;
         };
         /**
          * Step
@@ -1492,6 +1816,8 @@ export interface components {
              * Format: date-time
              */
             updated_at: string;
+            /** Remote Url */
+            remote_url?: string | null;
         };
         /** WorkspaceCreate */
         WorkspaceCreate: {
@@ -1512,6 +1838,10 @@ export interface components {
              * @enum {string}
              */
             tier: "core" | "reference" | "community";
+            /** Remote Url */
+            remote_url?: string | null;
+            /** Remote Token */
+            remote_token?: string | null;
         };
         /** WorkspaceUpdate */
         WorkspaceUpdate: {
@@ -1526,6 +1856,10 @@ export interface components {
              * @enum {string}
              */
             tier?: "core" | "reference" | "community";
+            /** Remote Url */
+            remote_url?: string | null;
+            /** Remote Token */
+            remote_token?: string | null;
         };
     };
     responses: never;
@@ -3355,6 +3689,404 @@ export interface operations {
             };
             /** @description The caller may not do this. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Policy"];
+                };
+            };
+            /** @description No valid credential was presented. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    setPersonaPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PersonaUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Policy"];
+                };
+            };
+            /** @description No valid credential was presented. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The input is invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deletePersonaPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid credential was presented. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such resource, or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    buildContext: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ContextRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContextBlock"];
+                };
+            };
+            /** @description No valid credential was presented. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The input is invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    rememberSessionMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SessionMessage"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid credential was presented. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The input is invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getCacheStats: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CacheStats"];
+                };
+            };
+            /** @description No valid credential was presented. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    knowledgeSearch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KnowledgeSearch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KnowledgeResults"];
+                };
+            };
+            /** @description The request is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid credential was presented. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The input is invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    knowledgeSearchMulti: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KnowledgeSearchMulti"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KnowledgeResults"];
+                };
+            };
+            /** @description No valid credential was presented. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The input is invalid. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,0 +1,207 @@
+"""Remote workspaces over real HTTP on 127.0.0.1: one that sleeps past the fan-out's deadline
+is reported as a failure while the others answer within it, and one that answers 503 twice
+then 200 is retried with exponential backoff and succeeds."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from app.config import Settings
+from app.routing.remote import FIRST_BACKOFF_S, MAX_ANSWER_BYTES
+from tests.running import Running, run_fresh_corpus
+from tests.support import listening_socket, serving
+
+DEADLINE_MS = 2000
+TOKEN = "remote-bearer-s3cr3t-value"
+
+
+@dataclass
+class Remote:
+    """A small Anvil-compatible server: what it was sent, and when."""
+
+    url: str = ""
+    seen: list[tuple[float, str, dict[str, object]]] = field(default_factory=list)
+
+
+@asynccontextmanager
+async def _serve(app: Starlette) -> AsyncIterator[str]:
+    sock, url = listening_socket()
+    async with serving(app, sock, lifespan="off"):
+        yield url
+
+
+@asynccontextmanager
+async def _flaky(remote: Remote) -> AsyncIterator[None]:
+    async def search(request: Request) -> JSONResponse:
+        remote.seen.append(
+            (time.monotonic(), request.headers.get("authorization", ""), await request.json())
+        )
+        if len(remote.seen) <= 2:
+            return JSONResponse({"error": "busy"}, status_code=503)
+        # No scores: an Anvil server need not give any.
+        return JSONResponse(
+            {"results": [{"title": "Retry budgets", "text": "Retry transient 5xx with backoff."}]}
+        )
+
+    async with _serve(
+        Starlette(routes=[Route("/v1/knowledge/search", search, methods=["POST"])])
+    ) as url:
+        remote.url = url
+        yield
+
+
+@asynccontextmanager
+async def _slow(remote: Remote, release: asyncio.Event) -> AsyncIterator[None]:
+    async def search(request: Request) -> JSONResponse:
+        remote.seen.append((time.monotonic(), "", await request.json()))
+        await release.wait()  # past any deadline: the test releases it when done
+        return JSONResponse({"results": []})
+
+    async with _serve(
+        Starlette(routes=[Route("/v1/knowledge/search", search, methods=["POST"])])
+    ) as url:
+        remote.url = url
+        yield
+
+
+@pytest.fixture(scope="module")
+async def corpus(settings: Settings, server_url: str, data_dir: Path) -> AsyncIterator[Running]:
+    async with run_fresh_corpus(
+        server_url, data_dir, "corpus_remote", fanout_timeout_ms=DEADLINE_MS
+    ) as running:
+        yield running
+
+
+async def test_a_slow_remote_fails_at_the_deadline_while_a_flaky_one_is_retried_into_an_answer(
+    corpus: Running,
+) -> None:
+    flaky, slow, release = Remote(), Remote(), asyncio.Event()
+    admin = await corpus.account("admin")
+    async with (
+        _flaky(flaky),
+        _slow(slow, release),
+        httpx.AsyncClient(base_url=corpus.url, headers=admin.bearer, timeout=30) as http,
+    ):
+        try:
+            for slug, remote in (("remote_flaky", flaky), ("remote_slow", slow)):
+                created = await http.post(
+                    "/api/workspaces",
+                    json={
+                        "slug": slug,
+                        "title": slug,
+                        "license": "MIT",
+                        "remote_url": remote.url,
+                        "remote_token": TOKEN,
+                    },
+                )
+                assert created.status_code == 201, created.text
+                assert created.json()["remote_url"] == remote.url
+            await http.post("/api/workspaces", json={"slug": "local_docs", "title": "Local"})
+            added = await http.post(
+                "/api/documents",
+                json={
+                    "title": "Retries",
+                    "content": "# Retries\n\nRetry transient failures with backoff and jitter.",
+                    "workspace": "local_docs",
+                },
+            )
+            assert added.status_code == 201
+            routed = await http.put(
+                "/api/policy/personas/sre",
+                json={"workspaces": ["remote_flaky", "local_docs", "remote_slow"]},
+            )
+            assert routed.status_code == 200
+
+            started = time.monotonic()
+            reply = await http.post(
+                "/api/context", json={"query": "retry with backoff", "persona": "sre"}
+            )
+            took = time.monotonic() - started
+        finally:
+            release.set()
+
+        listed = await http.get("/api/workspaces")
+
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    # The slow one held the request to the deadline, and no longer.
+    assert DEADLINE_MS / 1000 <= took < DEADLINE_MS / 1000 + 1.5
+    assert [f["workspace"] for f in body["failures"]] == ["remote_slow"]
+    assert body["workspaces"] == ["remote_flaky", "local_docs", "remote_slow"]
+    # The flaky remote gives no scores, so the persona's order stands: it comes first.
+    assert [s["workspace"] for s in body["sources"]] == ["remote_flaky", "local_docs"]
+    assert body["sources"][0]["license"] == "MIT"
+    assert body["cache_hit"] is False
+
+    # Three tries, each after its exponential backoff, each with the workspace's own bearer.
+    times = [at for at, _, _ in flaky.seen]
+    assert len(times) == 3
+    assert times[1] - times[0] >= FIRST_BACKOFF_S
+    assert times[2] - times[1] >= 2 * FIRST_BACKOFF_S
+    assert {auth for _, auth, _ in flaky.seen} == {f"Bearer {TOKEN}"}
+    assert flaky.seen[0][2] == {"query": "retry with backoff", "top_k": 5}
+    assert len(slow.seen) == 1
+    # The bearer is presented, never shown.
+    assert TOKEN not in listed.text
+
+
+async def test_a_remote_that_refuses_the_bearer_fails_at_once_without_retries(
+    corpus: Running,
+) -> None:
+    refused: list[float] = []
+
+    async def search(_request: Request) -> JSONResponse:
+        refused.append(time.monotonic())
+        return JSONResponse({"error": "unauthorized"}, status_code=401)
+
+    admin = await corpus.account("admin")
+    async with (
+        _serve(Starlette(routes=[Route("/v1/knowledge/search", search, methods=["POST"])])) as url,
+        httpx.AsyncClient(base_url=corpus.url, headers=admin.bearer, timeout=30) as http,
+    ):
+        created = await http.post(
+            "/api/workspaces",
+            json={"slug": "remote_refusing", "title": "R", "remote_url": url, "remote_token": "x"},
+        )
+        assert created.status_code == 201
+        reply = await http.post(
+            "/v1/knowledge/search-multi",
+            json={"query": "anything", "workspaces": ["remote_refusing"]},
+        )
+    assert reply.status_code == 200
+    assert [f["workspace"] for f in reply.json()["failures"]] == ["remote_refusing"]
+    assert len(refused) == 1
+
+
+async def test_a_remote_answer_too_large_to_need_is_refused_unread(corpus: Running) -> None:
+    async def search(_request: Request) -> JSONResponse:
+        text = "x" * (MAX_ANSWER_BYTES + 1)
+        return JSONResponse({"results": [{"title": "Huge", "text": text}]})
+
+    admin = await corpus.account("admin")
+    async with (
+        _serve(Starlette(routes=[Route("/v1/knowledge/search", search, methods=["POST"])])) as url,
+        httpx.AsyncClient(base_url=corpus.url, headers=admin.bearer, timeout=30) as http,
+    ):
+        created = await http.post(
+            "/api/workspaces", json={"slug": "remote_huge", "title": "H", "remote_url": url}
+        )
+        assert created.status_code == 201
+        reply = await http.post(
+            "/v1/knowledge/search-multi", json={"query": "anything", "workspaces": ["remote_huge"]}
+        )
+    assert reply.status_code == 200
+    assert reply.json()["results"] == []
+    assert [f["workspace"] for f in reply.json()["failures"]] == ["remote_huge"]
