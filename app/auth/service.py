@@ -15,7 +15,14 @@ from uuid import UUID
 from app.access import capabilities
 from app.access.principal import Door, Principal
 from app.auth import queries
-from app.auth.schemas import ApiKey, ApiKeyCreate, ApiKeyCreated, Me, PasswordChange
+from app.auth.schemas import (
+    ApiKey,
+    ApiKeyCreate,
+    ApiKeyCreated,
+    Me,
+    PasswordChange,
+    SignInOptions,
+)
 from app.auth.tokens import (
     KEY_PREFIX_LENGTH,
     SESSION_LIFETIME,
@@ -53,6 +60,13 @@ async def open_session(conn: WriteConnection, signer: CookieSigner, user_id: UUI
 async def prune_expired_sessions(conn: WriteConnection) -> int:
     """Delete every expired session (signing in prunes only the person's own); returns how many."""
     return await queries.delete_expired_sessions(conn)
+
+
+async def sign_in_options(conn: ReadConnection, *, open_signup: bool, oidc: bool) -> SignInOptions:
+    """What the sign-in screen offers. While no account exists it says so: sign-up is open to
+    anyone then, so this tells no more than a sign-up attempt would."""
+    first_run = await people_service.no_account_yet(conn)
+    return SignInOptions(first_run=first_run, signup_open=first_run or open_signup, oidc=oidc)
 
 
 async def sign_up(
