@@ -207,8 +207,8 @@ function Sidebar({ me, collapsed, onToggle }: { me: Me; collapsed: boolean; onTo
                 'flex items-center gap-2 rounded-md p-1.5 text-left hover:bg-muted focus-visible:ring-2 focus-visible:ring-ring focus-visible:outline-none',
                 collapsed && 'justify-center',
               )}
-              aria-label="Account menu"
             >
+              <span className="sr-only">Account menu: </span>
               <span className="flex size-7 shrink-0 items-center justify-center rounded-full bg-primary/15 text-xs font-semibold text-primary">
                 {(me.display_name || me.email).slice(0, 1).toUpperCase()}
               </span>

@@ -17,7 +17,7 @@ export const buttonVariants = cva(
         outline: 'border bg-background hover:bg-muted',
         ghost: 'hover:bg-muted',
         secondary: 'bg-muted text-foreground hover:bg-muted/70',
-        destructive: 'bg-destructive text-white hover:bg-destructive/90',
+        destructive: 'bg-destructive text-destructive-foreground hover:bg-destructive/90',
         link: 'h-auto px-0 text-primary underline-offset-4 hover:underline',
       },
       size: {

@@ -107,7 +107,7 @@ export function DocumentsBrowser({
   ) : null
 
   return (
-    <div className="grid gap-6">
+    <div className="grid grid-cols-1 gap-6">
       <PageHeader
         title="Documents"
         description="Everything your team and its agents can search and cite."
@@ -258,15 +258,15 @@ function DocumentsTable({
   const [editing, setEditing] = useState<Document | null>(null)
   const [deleting, setDeleting] = useState<Document | null>(null)
   return (
-    <div className="overflow-x-auto rounded-xl border bg-card" aria-busy={stale}>
-      <table className="w-full min-w-[40rem] text-sm">
+    <div className="relative overflow-x-auto rounded-xl border bg-card" aria-busy={stale}>
+      <table className="w-full text-sm sm:min-w-[40rem]">
         <thead className="border-b bg-muted/50 text-left text-xs text-muted-foreground">
           <tr>
             <th scope="col" className="px-4 py-2.5 font-medium">Title</th>
-            <th scope="col" className="px-3 py-2.5 font-medium">Workspace</th>
+            <th scope="col" className="hidden px-3 py-2.5 font-medium sm:table-cell">Workspace</th>
             <th scope="col" className="hidden px-3 py-2.5 font-medium md:table-cell">Tags</th>
-            <th scope="col" className="px-3 py-2.5 font-medium">Owner</th>
-            <th scope="col" className="px-3 py-2.5 text-right font-medium">Chunks</th>
+            <th scope="col" className="hidden px-3 py-2.5 font-medium lg:table-cell">Owner</th>
+            <th scope="col" className="hidden px-3 py-2.5 text-right font-medium sm:table-cell">Chunks</th>
             <th scope="col" className="px-3 py-2.5 font-medium">Updated</th>
             <th scope="col" className="w-10 px-2 py-2.5"><span className="sr-only">Actions</span></th>
           </tr>
@@ -285,7 +285,7 @@ function DocumentsTable({
                   ) : null}
                 </Link>
               </td>
-              <td className="px-3 py-2.5"><Badge variant="outline">{doc.workspace}</Badge></td>
+              <td className="hidden px-3 py-2.5 sm:table-cell"><Badge variant="outline">{doc.workspace}</Badge></td>
               <td className="hidden px-3 py-2.5 md:table-cell">
                 <div className="flex max-w-56 flex-wrap gap-1">
                   {doc.tags.slice(0, 3).map((tag) => (
@@ -294,12 +294,12 @@ function DocumentsTable({
                   {doc.tags.length > 3 ? <Badge>+{doc.tags.length - 3}</Badge> : null}
                 </div>
               </td>
-              <td className="px-3 py-2.5 whitespace-nowrap text-muted-foreground">
+              <td className="hidden px-3 py-2.5 whitespace-nowrap text-muted-foreground lg:table-cell">
                 {doc.owner_id === meId ? 'You' : doc.owner_id ? (
                   <span className="inline-flex items-center gap-1"><Users className="size-3.5" aria-hidden="true" />Teammate</span>
                 ) : 'Imported'}
               </td>
-              <td className="px-3 py-2.5 text-right font-mono text-xs tabular-nums">{doc.chunk_count}</td>
+              <td className="hidden px-3 py-2.5 text-right font-mono text-xs tabular-nums sm:table-cell">{doc.chunk_count}</td>
               <td className="px-3 py-2.5 whitespace-nowrap text-muted-foreground" title={fullDate(doc.updated_at)}>
                 {timeAgo(doc.updated_at)}
               </td>

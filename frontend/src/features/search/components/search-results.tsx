@@ -109,7 +109,7 @@ export function SearchResults() {
         />
         {search.data && query ? (
           <span className="ml-auto text-xs text-muted-foreground" aria-live="polite">
-            {search.data.hits.length} {search.data.hits.length === 1 ? 'hit' : 'hits'} in {Math.round(search.data.took_ms)} ms
+            {search.data.hits.length} {search.data.hits.length === 1 ? 'hit' : 'hits'} in {search.data.took_ms < 1 ? '<1' : Math.round(search.data.took_ms)} ms
           </span>
         ) : null}
       </div>

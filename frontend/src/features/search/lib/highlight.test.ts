@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 
-import { excerpt, highlight } from './highlight'
+import { excerpt, highlight, plain } from './highlight'
 
 describe('highlight', () => {
   it('marks words that start with a matched lexeme, case aside', () => {
@@ -22,5 +22,13 @@ describe('highlight', () => {
     expect(cut.startsWith('… ')).toBe(true)
     expect(cut).toContain('rollback here')
     expect(cut.length).toBeLessThan(340)
+  })
+})
+
+describe('plain', () => {
+  it('reads a chunk’s Markdown as prose', () => {
+    expect(plain('## Rollback\n\nRun `make rollback`:\n\n```bash\nmake it\n```\n\n| a | b |\n| - | - |\n| [x](/d) | **y** |')).toBe(
+      'Rollback Run make rollback: make it a b x y',
+    )
   })
 })

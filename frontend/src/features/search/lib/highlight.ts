@@ -21,7 +21,7 @@ export function highlight(text: string, terms: string[]): Part[] {
 
 /** The passage around the first match, so the reason a hit ranked is in view. */
 export function excerpt(text: string, terms: string[], size = 320): string {
-  const flat = text.replace(/\s+/g, ' ').trim()
+  const flat = plain(text)
   if (flat.length <= size) return flat
   const lower = flat.toLowerCase()
   const first = Math.min(
@@ -30,4 +30,17 @@ export function excerpt(text: string, terms: string[], size = 320): string {
   const start = Number.isFinite(first) ? Math.max(0, first - 80) : 0
   const cut = flat.slice(start, start + size)
   return `${start > 0 ? '… ' : ''}${cut.trim()}${start + size < flat.length ? ' …' : ''}`
+}
+
+/** A chunk's Markdown read as prose: no heading marks, fences, emphasis or table rules. */
+export function plain(markdown: string): string {
+  return markdown
+    .replace(/^```.*$/gm, ' ')
+    .replace(/^\s{0,3}#{1,6}\s+/gm, '')
+    .replace(/^\s*\|?[\s:|-]+\|[\s:|-]*$/gm, ' ')
+    .replace(/\|/g, ' ')
+    .replace(/[*_`]+/g, '')
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/\s+/g, ' ')
+    .trim()
 }
