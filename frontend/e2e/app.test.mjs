@@ -112,6 +112,7 @@ test('the first visit creates the admin, who can sign out and back in', async ()
   await admin.getByLabel('Password').fill(ADMIN.password)
   await admin.getByRole('button', { name: 'Sign in' }).click()
   await admin.getByRole('heading', { name: /Good to see you/ }).waitFor()
+  await shoot(admin, 'home-empty', findings)
 })
 
 test('Markdown and PDF files upload with progress, and a rejected file says why', async () => {
@@ -154,6 +155,9 @@ test('Markdown and PDF files upload with progress, and a rejected file says why'
   await admin.getByRole('button', { name: 'Add document' }).click()
   await admin.getByRole('link', { name: 'Incident checklist' }).waitFor()
   await shoot(admin, 'documents', findings)
+  await admin.goto('/')
+  await admin.getByRole('link', { name: /Incident checklist/ }).waitFor()
+  await shoot(admin, 'home', findings)
 })
 
 test('search shows each hit’s ranks, and says plainly when nothing is relevant', async () => {
@@ -322,6 +326,29 @@ test('a viewer sees no upload button, and the server refuses an upload anyway', 
   await viewer.goto(`/documents/${runbookId}`)
   await viewer.getByRole('heading', { level: 1, name: 'Deploy and rollback runbook' }).waitFor()
   assert.equal(await viewer.getByRole('button', { name: 'Edit' }).count(), 0)
+
+  // The keyboard: `/` focuses the top bar's search from anywhere, Enter searches.
+  await viewer.keyboard.press('/')
+  await viewer.keyboard.type('on-call secondary')
+  await viewer.keyboard.press('Enter')
+  await viewer.waitForURL('**/search?q=on-call*')
+  await viewer.getByTestId('search-hit').first().waitFor()
+
+  // After an admin reset, the temporary password leads to the forced change, and only then in.
+  const reset = await call(admin, 'POST', `/api/people/${created.body.id}/reset-password`)
+  assert.equal(reset.status, 200)
+  await viewer.goto('/account')
+  await viewer.waitForURL('**/login?next=*')
+  await viewer.getByLabel('Email').fill(VIEWER.email)
+  await viewer.getByLabel('Password').fill(reset.body.temporary_password)
+  await viewer.getByRole('button', { name: 'Sign in' }).click()
+  await viewer.getByRole('heading', { name: 'Choose a new password' }).waitFor()
+  await shoot(viewer, 'password-forced', findings)
+  await viewer.getByLabel('Temporary password').fill(reset.body.temporary_password)
+  await viewer.getByLabel('New password', { exact: true }).fill('a brand new passphrase')
+  await viewer.getByLabel('Confirm new password').fill('a brand new passphrase')
+  await viewer.getByRole('button', { name: 'Change password' }).click()
+  await viewer.getByRole('heading', { name: 'Account' }).waitFor()
 })
 
 test('no screen had a console error, a 5xx, an accessibility violation or an overflow', () => {

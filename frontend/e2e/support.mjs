@@ -151,7 +151,7 @@ export async function newPage(browser, baseURL) {
   page.on('response', (response) => {
     if (response.status() >= 500) page.problems.push(`${response.status()} from ${response.url()}`)
   })
-  page.setDefaultTimeout(15_000)
+  page.setDefaultTimeout(30_000)
   return page
 }
 

@@ -2,7 +2,6 @@ import { createBrowserRouter, createMemoryRouter, type RouteObject } from 'react
 
 import { AccountRoute } from '@/app/routes/account'
 import { ConsentRoute } from '@/app/routes/consent'
-import { DocumentRoute } from '@/app/routes/document'
 import { DocumentsRoute } from '@/app/routes/documents'
 import { HomeRoute } from '@/app/routes/home'
 import { LoginRoute, SetupRoute } from '@/app/routes/sign-in'
@@ -21,7 +20,11 @@ export const routes: RouteObject[] = [
       { index: true, element: <HomeRoute /> },
       { path: 'search', element: <SearchRoute /> },
       { path: 'documents', element: <DocumentsRoute /> },
-      { path: 'documents/:id', element: <DocumentRoute /> },
+      {
+        path: 'documents/:id',
+        // The viewer brings the Markdown pipeline and code highlighting: loaded when first opened.
+        lazy: async () => ({ Component: (await import('@/app/routes/document')).DocumentRoute }),
+      },
       { path: 'account', element: <AccountRoute /> },
       { path: '*', element: <NotFoundRoute /> },
     ],

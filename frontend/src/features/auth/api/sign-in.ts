@@ -10,16 +10,20 @@ export type LoginInput = components['schemas']['LoginRequest']
 export type SignupInput = components['schemas']['SignupRequest']
 export type PasswordChangeInput = components['schemas']['PasswordChange']
 
+const SESSION_KEYS = [getMeQueryOptions().queryKey[0], getSignInOptionsQueryOptions().queryKey[0]]
+
 /** Sign in, sign up, sign out and change the password: each changes who "me" is, so each
- *  drops every cached answer (they were someone else's, or nobody's). */
+ *  drops every cached answer (they were someone else's, or nobody's). "Me" is reset rather
+ *  than invalidated: a screen mounted next must wait for the new answer, not act on the old
+ *  one (a stale 401 would send a person who just signed in back to the sign-in screen). */
 function useSessionChange<T>(call: (input: T) => Promise<unknown>) {
   const queryClient = useQueryClient()
   return useMutation({
     mutationFn: call,
     onSuccess: async () => {
-      queryClient.removeQueries({ predicate: (q) => q.queryKey[0] !== 'me' })
-      await queryClient.invalidateQueries({ queryKey: getMeQueryOptions().queryKey })
-      await queryClient.invalidateQueries({ queryKey: getSignInOptionsQueryOptions().queryKey })
+      queryClient.removeQueries({ predicate: (q) => !SESSION_KEYS.includes(String(q.queryKey[0])) })
+      await queryClient.resetQueries({ queryKey: getMeQueryOptions().queryKey })
+      await queryClient.resetQueries({ queryKey: getSignInOptionsQueryOptions().queryKey })
     },
   })
 }
