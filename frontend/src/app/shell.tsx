@@ -152,7 +152,7 @@ function Frame({ me }: { me: Me }) {
 
 function Sidebar({ me, collapsed, onToggle }: { me: Me; collapsed: boolean; onToggle?: () => void }) {
   const navigate = useNavigate()
-  const logOut = useLogOut()
+  const logOut = useLogOut(() => { void navigate('/login', { replace: true }) })
   return (
     <>
       <div className={cn('flex h-14 items-center gap-2 border-b px-3', collapsed && 'justify-center px-0')}>
@@ -229,7 +229,7 @@ function Sidebar({ me, collapsed, onToggle }: { me: Me; collapsed: boolean; onTo
             </DropdownMenuItem>
             <DropdownMenuItem
               onSelect={() => {
-                logOut.mutate(undefined, { onSuccess: () => { void navigate('/login', { replace: true }) } })
+                logOut.mutate()
               }}
             >
               <LogOut aria-hidden="true" />

@@ -9,11 +9,13 @@ import type { Me } from '@/features/auth/api/get-me'
 import { useLogOut } from '@/features/auth/api/sign-in'
 import { ChangePasswordForm } from '@/features/auth/components/change-password-form'
 import { ConnectionsList } from '@/features/oauth/components/connections-list'
+import { usePageTitle } from '@/lib/page-title'
 
 export function AccountRoute() {
+  usePageTitle('Account')
   const me = useOutletContext<Me>()
-  const logOut = useLogOut()
   const navigate = useNavigate()
+  const logOut = useLogOut(() => { void navigate('/login', { replace: true }) })
   return (
     <div className="mx-auto grid max-w-3xl gap-6">
       <PageHeader
@@ -23,7 +25,7 @@ export function AccountRoute() {
           <Button
             variant="outline"
             onClick={() => {
-              logOut.mutate(undefined, { onSuccess: () => { void navigate('/login', { replace: true }) } })
+              logOut.mutate()
             }}
           >
             <LogOut aria-hidden="true" />

@@ -4,8 +4,10 @@ import { Alert } from '@/components/ui/alert'
 import { ConsentScreen } from '@/features/oauth/components/consent-screen'
 
 import { AuthFrame } from './auth-frame'
+import { usePageTitle } from '@/lib/page-title'
 
 export function ConsentRoute() {
+  usePageTitle('Connect an app')
   const [params] = useSearchParams()
   const navigate = useNavigate()
   const location = useLocation()

@@ -10,6 +10,7 @@ import { useDocument } from '@/features/documents/api/documents'
 import { DocumentViewer } from '@/features/documents/components/document-viewer'
 
 import { canEditDocument } from './permissions'
+import { usePageTitle } from '@/lib/page-title'
 
 export function DocumentRoute() {
   const { id = '' } = useParams()
@@ -17,6 +18,7 @@ export function DocumentRoute() {
   const navigate = useNavigate()
   const [asking, setAsking] = useState(false)
   const document = useDocument(id)
+  usePageTitle(document.data?.title)
   return (
     <div className="mx-auto max-w-7xl">
       <DocumentViewer

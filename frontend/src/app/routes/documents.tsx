@@ -4,8 +4,10 @@ import type { Me } from '@/features/auth/api/get-me'
 import { DocumentsBrowser } from '@/features/documents/components/documents-browser'
 
 import { canEditDocument, canWrite } from './permissions'
+import { usePageTitle } from '@/lib/page-title'
 
 export function DocumentsRoute() {
+  usePageTitle('Documents')
   const me = useOutletContext<Me>()
   return (
     <div className="mx-auto max-w-6xl">

@@ -11,8 +11,10 @@ import type { Me } from '@/features/auth/api/get-me'
 import { useDocuments } from '@/features/documents/api/documents'
 import { timeAgo } from '@/features/documents/lib/format'
 import { errorMessage } from '@/lib/api-client'
+import { usePageTitle } from '@/lib/page-title'
 
 export function HomeRoute() {
+  usePageTitle('Home')
   const me = useOutletContext<Me>()
   const navigate = useNavigate()
   const [query, setQuery] = useState('')

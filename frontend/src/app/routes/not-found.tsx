@@ -3,8 +3,10 @@ import { Link } from 'react-router'
 
 import { buttonVariants } from '@/components/ui/button'
 import { EmptyState } from '@/components/ui/empty-state'
+import { usePageTitle } from '@/lib/page-title'
 
 export function NotFoundRoute() {
+  usePageTitle('Not found')
   return (
     <div className="mx-auto max-w-xl pt-12">
       <EmptyState

@@ -1,4 +1,3 @@
-import { useQueryClient } from '@tanstack/react-query'
 import { LoaderCircle } from 'lucide-react'
 import { Navigate, useNavigate, useSearchParams } from 'react-router'
 
@@ -8,6 +7,7 @@ import { LoginForm } from '@/features/auth/components/login-form'
 import { SetupForm } from '@/features/auth/components/setup-form'
 import { safeNext } from '@/features/auth/lib/safe-next'
 import { errorMessage } from '@/lib/api-client'
+import { usePageTitle } from '@/lib/page-title'
 
 import { AuthFrame } from './auth-frame'
 
@@ -24,6 +24,7 @@ export function LoginRoute() {
   const navigate = useNavigate()
   const options = useSignInOptions()
   const next = safeNext(params.get('next'))
+  usePageTitle('Sign in')
 
   if (options.data?.first_run) return <Navigate to="/setup" replace />
   return (
@@ -44,8 +45,8 @@ export function LoginRoute() {
 }
 
 export function SetupRoute() {
+  usePageTitle('Welcome')
   const navigate = useNavigate()
-  const queryClient = useQueryClient()
   const options = useSignInOptions()
   if (options.data && !options.data.first_run) return <Navigate to="/login" replace />
   return (
@@ -58,12 +59,7 @@ export function SetupRoute() {
       ) : options.isError ? (
         <Alert variant="destructive">{errorMessage(options.error)}</Alert>
       ) : (
-        <SetupForm
-          onCreated={() => {
-            queryClient.setQueryData(['sign-in-options'], { ...options.data, first_run: false })
-            void navigate('/documents', { replace: true })
-          }}
-        />
+        <SetupForm onCreated={() => { void navigate('/documents', { replace: true }) }} />
       )}
     </AuthFrame>
   )

@@ -49,7 +49,7 @@ export function DocumentViewer({
   const rendered = useMemo(() => {
     if (!document.data) return null
     const placed = chunks.data ? placeChunks(document.data.content, chunks.data) : []
-    return renderMarkdown(document.data.content, { chunks: placed, seams })
+    return renderMarkdown(document.data.content, { chunks: placed, seams, title: document.data.title })
   }, [document.data, chunks.data, seams])
 
   useChunkTarget(rendered !== null && chunks.isSuccess)
@@ -135,6 +135,14 @@ export function DocumentViewer({
             Could not load the chunks: {errorMessage(chunks.error)}
           </Alert>
         ) : null}
+        {rendered && rendered.toc.length > 1 ? (
+          <details className="mt-4 rounded-lg border px-3 py-2 text-sm xl:hidden">
+            <summary className="cursor-pointer font-medium text-muted-foreground">On this page</summary>
+            <div className="mt-2">
+              <TableOfContents toc={rendered.toc} compact />
+            </div>
+          </details>
+        ) : null}
         <div
           className={cn('prose-doc mt-6', seams && 'seams-on')}
           data-testid="document-body"
@@ -168,15 +176,17 @@ function useChunkTarget(ready: boolean) {
   }, [hash, ready])
 }
 
-function TableOfContents({ toc }: { toc: TocEntry[] }) {
+function TableOfContents({ toc, compact = false }: { toc: TocEntry[]; compact?: boolean }) {
   if (toc.length === 0) return null
   const top = Math.min(...toc.map((entry) => entry.depth))
   return (
-    <nav aria-label="Contents" className="grid gap-2">
-      <p className="flex items-center gap-1.5 text-xs font-medium text-muted-foreground">
-        <ListTree className="size-3.5" aria-hidden="true" />
-        On this page
-      </p>
+    <nav aria-label={compact ? 'Contents (compact)' : 'Contents'} className="grid gap-2">
+      {compact ? null : (
+        <p className="flex items-center gap-1.5 text-xs font-medium text-muted-foreground">
+          <ListTree className="size-3.5" aria-hidden="true" />
+          On this page
+        </p>
+      )}
       <ul className="grid gap-1 border-l text-sm">
         {toc.map((entry) => (
           <li key={entry.id} style={{ paddingLeft: `${(entry.depth - top) * 0.75 + 0.75}rem` }}>

@@ -59,6 +59,15 @@ describe('renderMarkdown', () => {
   })
 })
 
+describe('the title', () => {
+  it('is not repeated when the document opens with it, and kept otherwise', () => {
+    expect(renderMarkdown('# Deploy\n\n## Steps\n', { title: 'deploy' }).toc.map((e) => e.text)).toEqual([
+      'Steps',
+    ])
+    expect(renderMarkdown('# Deploy\n\n## Steps\n', { title: 'Other' }).toc).toHaveLength(2)
+  })
+})
+
 describe('chunk sections and seams', () => {
   const starts = [0, DOC.indexOf('## Rollback'), DOC.indexOf('## Notes')]
 

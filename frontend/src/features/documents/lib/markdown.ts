@@ -208,11 +208,21 @@ function sectionize(tree: Root, chunks: PlacedChunk[], seams: boolean): void {
   }))
 }
 
+/** The page shows the title above the document: a first heading that repeats it goes. */
+function dropRepeatedTitle(tree: Root, title: string): void {
+  const first = tree.children.findIndex((node) => node.type === 'element')
+  const node = tree.children[first]
+  if (node?.type !== 'element' || node.tagName !== 'h1') return
+  const text = node.children.map(textOf).join('').trim().toLowerCase()
+  if (text === title.trim().toLowerCase()) tree.children.splice(first, 1)
+}
+
 export function renderMarkdown(
   content: string,
-  options: { chunks?: PlacedChunk[]; seams?: boolean } = {},
+  options: { chunks?: PlacedChunk[]; seams?: boolean; title?: string } = {},
 ): Rendered {
   const tree = processor.runSync(processor.parse(content))
+  if (options.title) dropRepeatedTitle(tree, options.title)
   const toc = decorate(tree)
   sectionize(tree, options.chunks ?? [], options.seams ?? false)
   return { tree, toc }
