@@ -114,8 +114,8 @@ export function DocumentsBrowser({
         actions={uploadButton}
       />
 
-      <div className="grid gap-2 sm:grid-cols-2 lg:grid-cols-[minmax(12rem,1fr)_repeat(4,minmax(0,11rem))]" role="group" aria-label="Filters">
-        <div className="relative sm:col-span-2 lg:col-span-1">
+      <div className="grid grid-cols-2 gap-2 lg:grid-cols-[minmax(12rem,1fr)_repeat(4,minmax(0,11rem))]" role="group" aria-label="Filters">
+        <div className="relative col-span-2 lg:col-span-1">
           <Search className="pointer-events-none absolute top-1/2 left-2.5 size-4 -translate-y-1/2 text-muted-foreground" aria-hidden="true" />
           <Input
             aria-label="Filter by title"
@@ -267,7 +267,7 @@ function DocumentsTable({
             <th scope="col" className="hidden px-3 py-2.5 font-medium md:table-cell">Tags</th>
             <th scope="col" className="hidden px-3 py-2.5 font-medium lg:table-cell">Owner</th>
             <th scope="col" className="hidden px-3 py-2.5 text-right font-medium sm:table-cell">Chunks</th>
-            <th scope="col" className="px-3 py-2.5 font-medium">Updated</th>
+            <th scope="col" className="hidden px-3 py-2.5 font-medium sm:table-cell">Updated</th>
             <th scope="col" className="w-10 px-2 py-2.5"><span className="sr-only">Actions</span></th>
           </tr>
         </thead>
@@ -284,6 +284,9 @@ function DocumentsTable({
                     <Lock className="size-3.5 shrink-0 text-muted-foreground" aria-label="Private" />
                   ) : null}
                 </Link>
+                <p className="mt-0.5 truncate pl-11 text-xs text-muted-foreground sm:hidden">
+                  {doc.workspace} · {timeAgo(doc.updated_at)}
+                </p>
               </td>
               <td className="hidden px-3 py-2.5 sm:table-cell"><Badge variant="outline">{doc.workspace}</Badge></td>
               <td className="hidden px-3 py-2.5 md:table-cell">
@@ -300,7 +303,7 @@ function DocumentsTable({
                 ) : 'Imported'}
               </td>
               <td className="hidden px-3 py-2.5 text-right font-mono text-xs tabular-nums sm:table-cell">{doc.chunk_count}</td>
-              <td className="px-3 py-2.5 whitespace-nowrap text-muted-foreground" title={fullDate(doc.updated_at)}>
+              <td className="hidden px-3 py-2.5 whitespace-nowrap text-muted-foreground sm:table-cell" title={fullDate(doc.updated_at)}>
                 {timeAgo(doc.updated_at)}
               </td>
               <td className="px-2 py-1.5">
