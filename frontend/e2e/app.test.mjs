@@ -334,6 +334,17 @@ test('a viewer sees no upload button, and the server refuses an upload anyway', 
   await viewer.waitForURL('**/search?q=on-call*')
   await viewer.getByTestId('search-hit').first().waitFor()
 
+  // ⌘K (Ctrl+K) jumps to a document by its title.
+  await viewer.keyboard.press('Control+k')
+  const palette = viewer.getByRole('combobox', { name: 'Go to a page or a document' })
+  await palette.fill('On-call')
+  await viewer.getByRole('option', { name: /On-call guide/ }).waitFor()
+  await shoot(viewer, 'command-palette', findings)
+  await palette.press('ArrowDown')
+  await palette.press('ArrowUp')
+  await palette.press('Enter')
+  await viewer.getByRole('heading', { level: 1, name: 'On-call guide' }).waitFor()
+
   // After an admin reset, the temporary password leads to the forced change, and only then in.
   const reset = await call(admin, 'POST', `/api/people/${created.body.id}/reset-password`)
   assert.equal(reset.status, 200)

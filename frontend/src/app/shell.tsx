@@ -13,6 +13,7 @@ import {
 import { useEffect, useRef, useState, type SubmitEvent } from 'react'
 import { Navigate, NavLink, Outlet, useLocation, useNavigate } from 'react-router'
 
+import { CommandPalette } from '@/app/command-palette'
 import { ThemeToggle } from '@/app/theme-toggle'
 import { Alert } from '@/components/ui/alert'
 import { Button } from '@/components/ui/button'
@@ -145,6 +146,7 @@ function Frame({ me }: { me: Me }) {
         <main id="main" className="flex-1 px-4 py-6 md:px-8 md:py-8">
           <Outlet context={me} />
         </main>
+        <CommandPalette />
       </div>
     </div>
   )
@@ -277,7 +279,10 @@ function GlobalSearch() {
         aria-label="Search documents"
         className="h-8 bg-muted/50 pr-8 pl-8"
       />
-      <kbd className="pointer-events-none absolute top-1/2 right-2 hidden -translate-y-1/2 rounded border bg-background px-1.5 font-mono text-[10px] text-muted-foreground sm:block">
+      <kbd
+        className="pointer-events-none absolute top-1/2 right-2 hidden -translate-y-1/2 rounded border bg-background px-1.5 font-mono text-[10px] text-muted-foreground sm:block"
+        title="Press / to search, ⌘K to jump"
+      >
         /
       </kbd>
     </form>

@@ -8,6 +8,7 @@ import { PageHeader } from '@/components/ui/page-header'
 import type { Me } from '@/features/auth/api/get-me'
 import { useLogOut } from '@/features/auth/api/sign-in'
 import { ChangePasswordForm } from '@/features/auth/components/change-password-form'
+import { HealthStatus } from '@/features/health/components/health-status'
 import { ConnectionsList } from '@/features/oauth/components/connections-list'
 import { usePageTitle } from '@/lib/page-title'
 
@@ -76,6 +77,17 @@ export function AccountRoute() {
           <ConnectionsList />
         </CardContent>
       </Card>
+      {me.role === 'admin' ? (
+        <Card>
+          <CardHeader>
+            <CardTitle>Server</CardTitle>
+            <CardDescription>Whether Corpus and its database are up and ready.</CardDescription>
+          </CardHeader>
+          <CardContent>
+            <HealthStatus />
+          </CardContent>
+        </Card>
+      ) : null}
     </div>
   )
 }
