@@ -81,7 +81,7 @@ function Palette({ onDone }: { onDone: () => void }) {
 
   return (
     <div className="grid">
-      <div className="flex items-center gap-2 border-b px-4">
+      <div className="flex items-center gap-2 border-b pr-12 pl-4">
         <Search className="size-4 text-muted-foreground" aria-hidden="true" />
         <input
           autoFocus

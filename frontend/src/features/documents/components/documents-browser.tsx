@@ -262,9 +262,9 @@ function DocumentsTable({
       <table className="w-full text-sm sm:min-w-[40rem]">
         <thead className="border-b bg-muted/50 text-left text-xs text-muted-foreground">
           <tr>
-            <th scope="col" className="px-4 py-2.5 font-medium">Title</th>
+            <th scope="col" className="w-full px-4 py-2.5 font-medium sm:w-[45%]">Title</th>
             <th scope="col" className="hidden px-3 py-2.5 font-medium sm:table-cell">Workspace</th>
-            <th scope="col" className="hidden px-3 py-2.5 font-medium md:table-cell">Tags</th>
+            <th scope="col" className="hidden px-3 py-2.5 font-medium whitespace-nowrap md:table-cell">Tags</th>
             <th scope="col" className="hidden px-3 py-2.5 font-medium lg:table-cell">Owner</th>
             <th scope="col" className="hidden px-3 py-2.5 text-right font-medium sm:table-cell">Chunks</th>
             <th scope="col" className="hidden px-3 py-2.5 font-medium sm:table-cell">Updated</th>
