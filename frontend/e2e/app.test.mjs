@@ -295,6 +295,11 @@ test('the consent screen approves and denies an MCP client', async () => {
   await admin.goto('/account')
   await admin.getByRole('list', { name: 'Connected apps' }).getByText('Claude Code').waitFor()
   await shoot(admin, 'account', findings)
+
+  await admin.getByRole('button', { name: 'Disconnect' }).click()
+  await admin.getByRole('heading', { name: 'No connected apps' }).waitFor()
+  const connections = await call(admin, 'GET', '/api/me/connections')
+  assert.deepEqual(connections.body.items, [])
 })
 
 test('a viewer sees no upload button, and the server refuses an upload anyway', async () => {
