@@ -98,6 +98,7 @@ export function SearchResults() {
           ))}
         </NativeSelect>
         <Input
+          key={tag}
           aria-label="Tag"
           placeholder="Tag"
           defaultValue={tag}
