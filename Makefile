@@ -9,7 +9,7 @@ FRONTEND := frontend
 SPA_SOURCES := $(shell find $(FRONTEND)/src $(FRONTEND)/public -type f 2>/dev/null) \
 	$(wildcard $(FRONTEND)/index.html $(FRONTEND)/vite.config.ts $(FRONTEND)/tsconfig*.json)
 
-.PHONY: setup build run test lint typecheck test-python test-frontend fuzz schema openapi clean
+.PHONY: setup build run test lint typecheck test-python test-frontend test-browser fuzz schema openapi clean
 
 setup: $(STAMP) $(FRONTEND)/node_modules/.package-lock.json
 
@@ -56,7 +56,14 @@ test-frontend: setup build
 test-python: setup build
 	$(BIN)/pytest -n auto --dist loadscope
 
-test: lint typecheck test-frontend test-python
+# The built web app in Debian's Chromium against a real `corpus serve` (embedded PostgreSQL in a
+# temporary folder, hash embeddings). Screenshots of every screen, both themes, desktop and phone
+# width, stay in frontend/e2e/screenshots/ for inspection (git ignores them).
+test-browser: setup build
+	./scripts/ensure-chromium.sh
+	cd $(FRONTEND) && CORPUS_PYTHON=$(CURDIR)/$(BIN)/python npm run test:browser
+
+test: lint typecheck test-frontend test-python test-browser
 
 # The OpenAPI schema fuzzed as each caller, thousands of cases (the suite runs a few per
 # operation): no 5xx, no response that breaks the schema.

@@ -48,7 +48,6 @@ from app.routers import (
     me,
     oauth_consent,
     oidc,
-    pages,
     people,
     routing,
     search,
@@ -284,12 +283,12 @@ def create_app(
     app.include_router(audit.router)
     app.include_router(workspaces.router)
     app.include_router(documents.router)
+    app.include_router(documents.chunks_router)
     app.include_router(search.router)
     app.include_router(asking.router)
     app.include_router(routing.router)
     app.include_router(knowledge.router)
     app.include_router(oauth_consent.router)
-    app.include_router(pages.router)
     # The MCP endpoint and the SDK's OAuth routes, before the web app's catch-all.
     mcp_door = mcp_server.build(settings, lambda: cast(Resources, app.state.resources))
     app.router.routes.extend(mcp_door.routes)

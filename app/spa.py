@@ -26,14 +26,13 @@ def is_api_path(path: str) -> bool:
     return head in API_PREFIXES
 
 
-def page_headers(*, script_src: str, cache: str) -> dict[str, str]:
-    """The protections of every HTML page we serve (the web app's and the sign-in pages'): only
-    scripts of ours run (`script_src`: 'self' for the web app's files, a nonce for a page's
-    inline script), and no other site may frame the page, where a hidden overlay could click it
-    through. Styles may be inline: the web app's components inject some, and a style cannot
-    run code."""
+def page_headers(*, cache: str) -> dict[str, str]:
+    """The protections of every HTML page we serve (the web app's `index.html`, sign-in and
+    consent included): only scripts from our origin run, and no other site may frame the page,
+    where a hidden overlay could click it through. Styles may be inline: the web app's
+    components set some, and a style cannot run code."""
     policy = (
-        f"default-src 'self'; script-src {script_src}; style-src 'self' 'unsafe-inline'; "
+        "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
         "img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; "
         "frame-ancestors 'none'"
     )
@@ -80,4 +79,4 @@ def register_spa(app: FastAPI, static_dir: Path) -> None:
         index = root / "index.html"
         if not index.is_file():
             raise Unavailable(f"the web app is not built ({index} is missing); run `make build`")
-        return FileResponse(index, headers=page_headers(script_src="'self'", cache="no-cache"))
+        return FileResponse(index, headers=page_headers(cache="no-cache"))

@@ -87,13 +87,13 @@ async def test_a_missing_build_is_a_clear_503(settings: Settings, tmp_path: Path
         assert response.json()["error"]["code"] == "unavailable"
 
 
-@pytest.mark.parametrize("path", ["/login?next=/", "/oauth/consent?tx=abc"])
-async def test_the_interim_sign_in_and_consent_pages_cannot_be_framed(
+@pytest.mark.parametrize("path", ["/login?next=/", "/setup", "/oauth/consent?tx=abc"])
+async def test_the_sign_in_and_consent_screens_are_the_web_app_and_cannot_be_framed(
     spa_client: httpx.AsyncClient, path: str
 ) -> None:
-    # Served by the server until the web app has these routes (the SPA issue replaces them).
     response = await spa_client.get(path)
     assert response.status_code == 200
-    assert response.headers["content-type"].startswith("text/html")
+    assert response.text == INDEX
     assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
+    assert "script-src 'self';" in response.headers["content-security-policy"]
     assert response.headers["x-frame-options"] == "DENY"

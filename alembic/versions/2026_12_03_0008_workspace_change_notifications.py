@@ -1,7 +1,7 @@
 """workspace change notifications: every committed write to a workspace's documents (or to the
 workspace row itself) sends `NOTIFY corpus_workspace_changed, '<workspace slug>'`, so that each
 replica's search cache drops that workspace's entries, and a change to the admins' personas
-sends it with an empty payload, so that each replica reloads the policy (docs/adr/0009). A
+sends it with an empty payload, so that each replica reloads the policy (docs/adr/0011). A
 trigger rather than the service: `corpus ingest` and other processes write the same tables, and
 PostgreSQL delivers a notification only when its transaction commits (duplicates within one are
 folded into one).

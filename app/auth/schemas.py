@@ -26,6 +26,14 @@ class SignupRequest(BaseModel):
     display_name: DisplayName = ""
 
 
+class SignInOptions(BaseModel):
+    """What the sign-in screen offers: the first-run setup, sign-up, single sign-on."""
+
+    first_run: bool
+    signup_open: bool
+    oidc: bool
+
+
 class LoginRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

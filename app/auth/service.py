@@ -18,7 +18,14 @@ from app.access import capabilities
 from app.access.principal import Door, Principal
 from app.audit import service as audit
 from app.auth import queries
-from app.auth.schemas import ApiKey, ApiKeyCreate, ApiKeyCreated, Me, PasswordChange
+from app.auth.schemas import (
+    ApiKey,
+    ApiKeyCreate,
+    ApiKeyCreated,
+    Me,
+    PasswordChange,
+    SignInOptions,
+)
 from app.auth.tokens import KEY_PREFIX_LENGTH, new_api_key
 from app.db.engine import ReadConnection, ShortTransaction, WriteConnection
 from app.documents import service as documents_service
@@ -35,6 +42,16 @@ MAX_FAILED_SIGN_INS = 8
 LOCK_FOR = "15 minutes"
 # One message for every failed sign-in, so the reply tells nothing about the account.
 SIGN_IN_FAILED = "the email or password is wrong, or the account may not sign in now"
+
+
+# --- what the sign-in screen offers -----------------------------------------------------
+
+
+async def sign_in_options(conn: ReadConnection, *, open_signup: bool, oidc: bool) -> SignInOptions:
+    """What the sign-in screen offers. While no account exists it says so: sign-up is open to
+    anyone then, so this tells no more than a sign-up attempt would."""
+    first_run = await people_service.no_account_yet(conn)
+    return SignInOptions(first_run=first_run, signup_open=first_run or open_signup, oidc=oidc)
 
 
 async def sign_up(

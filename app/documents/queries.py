@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+from pgvector.sqlalchemy import Vector
 from sqlalchemy import ColumnElement, Select, and_, func, or_, select, true, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.engine import RowMapping
@@ -17,9 +18,12 @@ from app.db.engine import ReadConnection, WriteConnection
 from app.db.tables import chunks, documents, workspaces
 from app.documents.schemas import (
     Chunk,
+    ChunkPreview,
     Document,
     DocumentFilters,
     DocumentWithContent,
+    LinkingDocument,
+    RelatedDocument,
     Visibility,
     Workspace,
     WorkspaceCreate,
@@ -414,3 +418,99 @@ async def visible_documents(
         .where(documents.c.id.in_(list(document_ids)), visible_to(caller_id, scope))
     )
     return {row.id for row in await conn.execute(statement)}
+
+
+async def related_documents(
+    conn: ReadConnection,
+    caller_id: UUID | None,
+    document_id: UUID,
+    *,
+    limit: int,
+    scope: str | None = None,
+) -> list[RelatedDocument]:
+    """The visible documents whose chunks' centroid lies nearest to this document's, nearest
+    first. Cosine ignores length, so a plain average of the (normalised) vectors serves."""
+    target = (
+        select(func.avg(chunks.c.embedding, type_=Vector()).label("centroid"))
+        .where(chunks.c.document_id == document_id)
+        .scalar_subquery()
+    )
+    centroid = func.avg(chunks.c.embedding, type_=Vector())
+    distance = centroid.cosine_distance(target)
+    statement = (
+        select(
+            documents.c.id,
+            documents.c.title,
+            workspaces.c.slug.label("workspace"),
+            (1 - distance).label("similarity"),
+        )
+        .select_from(
+            chunks.join(documents, documents.c.id == chunks.c.document_id).join(
+                workspaces, workspaces.c.id == documents.c.workspace_id
+            )
+        )
+        .where(documents.c.id != document_id, visible_to(caller_id, scope))
+        .group_by(documents.c.id, documents.c.title, workspaces.c.slug)
+        .having(target.is_not(None))
+        .order_by(distance, documents.c.id)
+        .limit(limit)
+    )
+    rows = await conn.execute(statement)
+    return [RelatedDocument.model_validate(dict(row)) for row in rows.mappings()]
+
+
+async def linking_documents(
+    conn: ReadConnection,
+    caller_id: UUID | None,
+    document_id: UUID,
+    *,
+    limit: int,
+    scope: str | None = None,
+) -> list[LinkingDocument]:
+    """The visible documents whose content holds a link to this one (`/documents/<id>`, as the
+    web app's addresses read), most recently changed first."""
+    statement = (
+        select(
+            documents.c.id,
+            documents.c.title,
+            workspaces.c.slug.label("workspace"),
+            documents.c.updated_at,
+        )
+        .join_from(documents, workspaces, workspaces.c.id == documents.c.workspace_id)
+        .where(
+            documents.c.id != document_id,
+            documents.c.content.contains(f"/documents/{document_id}", autoescape=True),
+            visible_to(caller_id, scope),
+        )
+        .order_by(documents.c.updated_at.desc(), documents.c.id)
+        .limit(limit)
+    )
+    rows = await conn.execute(statement)
+    return [LinkingDocument.model_validate(dict(row)) for row in rows.mappings()]
+
+
+async def chunk_preview(
+    conn: ReadConnection, caller_id: UUID | None, chunk_id: UUID, *, scope: str | None = None
+) -> ChunkPreview | None:
+    """One chunk of a visible document, with the document's title and workspace."""
+    statement = (
+        select(
+            chunks.c.id,
+            chunks.c.document_id,
+            documents.c.title,
+            workspaces.c.slug.label("workspace"),
+            chunks.c.ordinal,
+            chunks.c.heading_path,
+            chunks.c.text,
+            chunks.c.start_offset.label("start"),
+            chunks.c.end_offset.label("end"),
+        )
+        .select_from(
+            chunks.join(documents, documents.c.id == chunks.c.document_id).join(
+                workspaces, workspaces.c.id == documents.c.workspace_id
+            )
+        )
+        .where(chunks.c.id == chunk_id, visible_to(caller_id, scope))
+    )
+    row = (await conn.execute(statement)).mappings().first()
+    return ChunkPreview.model_validate(dict(row)) if row else None

@@ -171,3 +171,35 @@ class DocumentText(BaseModel):
     chunk_end: int | None
     chunk_count: int
     text: str
+
+
+class RelatedDocument(BaseModel):
+    """A document near another one: the cosine similarity of their chunks' centroids."""
+
+    id: UUID
+    title: str
+    workspace: str
+    similarity: float
+
+
+class LinkingDocument(BaseModel):
+    """A document whose content links to another one (a backlink)."""
+
+    id: UUID
+    title: str
+    workspace: str
+    updated_at: datetime
+
+
+class ChunkPreview(BaseModel):
+    """One chunk with where it lives: what a citation shows on hover."""
+
+    id: UUID
+    document_id: UUID
+    title: str
+    workspace: str
+    ordinal: int
+    heading_path: list[str]
+    text: str
+    start: int
+    end: int

@@ -23,6 +23,7 @@ from app.documents import queries
 from app.documents.convert import clean_title
 from app.documents.schemas import (
     Chunk,
+    ChunkPreview,
     Document,
     DocumentCreate,
     DocumentCreated,
@@ -30,6 +31,8 @@ from app.documents.schemas import (
     DocumentText,
     DocumentUpdate,
     DocumentWithContent,
+    LinkingDocument,
+    RelatedDocument,
     Visibility,
     Workspace,
     WorkspaceCreate,
@@ -425,6 +428,46 @@ async def chunks(conn: ReadConnection, principal: Principal, document_id: UUID) 
     if await get(conn, principal, document_id) is None:
         raise NotFound("document not found")
     return await queries.document_chunks(conn, document_id)
+
+
+async def related(
+    conn: ReadConnection, principal: Principal, document_id: UUID, *, limit: int
+) -> list[RelatedDocument]:
+    """The documents nearest to this one by the centroid of their chunks, among those the
+    caller may see.
+
+    Raises:
+        NotFound: no such document, or not visible to the caller.
+    """
+    if await get(conn, principal, document_id) is None:
+        raise NotFound("document not found")
+    return await queries.related_documents(
+        conn, principal.user_id, document_id, limit=limit, scope=principal.workspace_scope
+    )
+
+
+async def backlinks(
+    conn: ReadConnection, principal: Principal, document_id: UUID, *, limit: int
+) -> list[LinkingDocument]:
+    """The documents the caller may see that link to this one.
+
+    Raises:
+        NotFound: no such document, or not visible to the caller.
+    """
+    if await get(conn, principal, document_id) is None:
+        raise NotFound("document not found")
+    return await queries.linking_documents(
+        conn, principal.user_id, document_id, limit=limit, scope=principal.workspace_scope
+    )
+
+
+async def chunk_preview(
+    conn: ReadConnection, principal: Principal, chunk_id: UUID
+) -> ChunkPreview | None:
+    """One chunk of a document the caller may see, with its document's title; None otherwise."""
+    return await queries.chunk_preview(
+        conn, principal.user_id, chunk_id, scope=principal.workspace_scope
+    )
 
 
 async def read(

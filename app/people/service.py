@@ -148,6 +148,11 @@ async def sign_up_is_open(conn: ReadConnection, *, open_signup: bool) -> bool:
     return open_signup or await queries.count_users(conn) == 0
 
 
+async def no_account_yet(conn: ReadConnection) -> bool:
+    """Whether Corpus is on its first run: no account exists, so the next sign-up is the admin."""
+    return await queries.count_users(conn) == 0
+
+
 async def sign_up(
     conn: WriteConnection,
     *,

@@ -7,12 +7,13 @@ from typing import Any
 from fastapi import APIRouter, Request, Response, status
 
 from app.auth import service as auth_service
-from app.auth.schemas import LoginRequest, SignupRequest
+from app.auth.schemas import LoginRequest, SignInOptions, SignupRequest
 from app.deps import (
     AppHasher,
     AppSettings,
     AppSigner,
     PasswordAttempt,
+    ReadConn,
     ShortTx,
     WriteConn,
     check_origin,
@@ -26,6 +27,7 @@ from app.errors import (
     ValidationFailed,
 )
 from app.people.schemas import User
+from app.routers.oidc import configured as oidc_configured
 from app.routers.session_cookie import clear_session_cookie, set_session_cookie
 from app.sessions.cookies import SESSION_COOKIE
 
@@ -37,6 +39,14 @@ _SIGNUP_ERRORS: dict[int | str, dict[str, Any]] = {
     422: ValidationFailed.openapi(),
     429: RateLimited.openapi(),
 }
+
+
+@router.get("/options", response_model=SignInOptions, operation_id="getSignInOptions")
+async def sign_in_options(conn: ReadConn, settings: AppSettings) -> SignInOptions:
+    """What the sign-in screen offers: first-run setup, sign-up, single sign-on."""
+    return await auth_service.sign_in_options(
+        conn, open_signup=settings.open_signup, oidc=oidc_configured(settings)
+    )
 
 
 @router.post(

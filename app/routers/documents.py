@@ -24,12 +24,15 @@ from app.deps import (
 from app.documents import service as documents_service
 from app.documents.schemas import (
     Chunk,
+    ChunkPreview,
     Document,
     DocumentCreate,
     DocumentCreated,
     DocumentFilters,
     DocumentUpdate,
     DocumentWithContent,
+    LinkingDocument,
+    RelatedDocument,
     Title,
     Visibility,
 )
@@ -44,6 +47,7 @@ from app.kit.types import Slug, Tag
 from app.schemas import Page
 
 router = APIRouter(prefix="/api/documents", tags=["documents"], responses=PRINCIPAL_ERRORS)
+chunks_router = APIRouter(prefix="/api/chunks", tags=["documents"], responses=PRINCIPAL_ERRORS)
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     403: Forbidden.openapi(),
@@ -263,3 +267,49 @@ async def list_chunks(
 ) -> list[Chunk]:
     """The chunks of a document, in order, with their offsets (the viewer draws seams)."""
     return await documents_service.chunks(conn, principal, document_id)
+
+
+@router.get(
+    "/{document_id}/related",
+    response_model=list[RelatedDocument],
+    operation_id="listRelatedDocuments",
+    responses={404: NotFound.openapi()},
+)
+async def list_related(
+    document_id: UUID,
+    principal: CurrentPrincipal,
+    conn: ReadConn,
+    limit: Annotated[int, Query(ge=1, le=50)] = 5,
+) -> list[RelatedDocument]:
+    """The documents nearest to this one by the centroid of their chunks."""
+    return await documents_service.related(conn, principal, document_id, limit=limit)
+
+
+@router.get(
+    "/{document_id}/backlinks",
+    response_model=list[LinkingDocument],
+    operation_id="listBacklinks",
+    responses={404: NotFound.openapi()},
+)
+async def list_backlinks(
+    document_id: UUID,
+    principal: CurrentPrincipal,
+    conn: ReadConn,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> list[LinkingDocument]:
+    """The documents that link to this one (`/documents/<id>` in their content)."""
+    return await documents_service.backlinks(conn, principal, document_id, limit=limit)
+
+
+@chunks_router.get(
+    "/{chunk_id}",
+    response_model=ChunkPreview,
+    operation_id="getChunk",
+    responses={404: NotFound.openapi()},
+)
+async def get_chunk(chunk_id: UUID, principal: CurrentPrincipal, conn: ReadConn) -> ChunkPreview:
+    """One chunk with its document's title and workspace (what a citation shows)."""
+    preview = await documents_service.chunk_preview(conn, principal, chunk_id)
+    if preview is None:
+        raise NotFound("chunk not found")
+    return preview

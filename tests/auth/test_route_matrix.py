@@ -132,6 +132,20 @@ async def _chunks(world: World) -> tuple[str, str, Any]:
     return "GET", f"/api/documents/{await world.document()}/chunks", None
 
 
+async def _related(world: World) -> tuple[str, str, Any]:
+    return "GET", f"/api/documents/{await world.document()}/related", None
+
+
+async def _backlinks(world: World) -> tuple[str, str, Any]:
+    return "GET", f"/api/documents/{await world.document()}/backlinks", None
+
+
+async def _chunk(world: World) -> tuple[str, str, Any]:
+    document_id = uuid.UUID(await world.document())
+    chunks = await documents_service.chunks(world.write, LOCAL_ADMIN, document_id)
+    return "GET", f"/api/chunks/{chunks[0].id}", None
+
+
 async def _login(world: World) -> tuple[str, str, Any]:
     email = world.accounts["viewer"].user.email
     return "POST", "/api/auth/login", {"email": email, "password": PASSWORD}
@@ -148,6 +162,7 @@ MATRIX: list[tuple[str, Request, tuple[int, int, int, int, int, int]]] = [
         fixed("POST", "/api/auth/signup", {"email": "late@example.com", "password": PASSWORD}),
         (403, 403, 403, 403, 403, 403),
     ),
+    ("GET /api/auth/options", fixed("GET", "/api/auth/options"), (200, 200, 200, 200, 200, 200)),
     ("POST /api/auth/login", _login, (200, 200, 200, 200, 200, 200)),
     ("POST /api/auth/logout", fixed("POST", "/api/auth/logout"), (204, 204, 204, 204, 204, 204)),
     ("GET /api/me", fixed("GET", "/api/me"), (401, 200, 200, 200, 200, 401)),
@@ -185,6 +200,9 @@ MATRIX: list[tuple[str, Request, tuple[int, int, int, int, int, int]]] = [
     ("PATCH /api/documents/{document_id}", _update_document, (401, 403, 200, 200, 403, 401)),
     ("DELETE /api/documents/{document_id}", _delete_document, (401, 403, 204, 204, 403, 401)),
     ("GET /api/documents/{document_id}/chunks", _chunks, (401, 200, 200, 200, 200, 401)),
+    ("GET /api/documents/{document_id}/related", _related, (401, 200, 200, 200, 200, 401)),
+    ("GET /api/documents/{document_id}/backlinks", _backlinks, (401, 200, 200, 200, 200, 401)),
+    ("GET /api/chunks/{chunk_id}", _chunk, (401, 200, 200, 200, 200, 401)),
     (
         "POST /api/search",
         fixed("POST", "/api/search", {"query": "rollback"}),
@@ -280,6 +298,7 @@ def test_the_matrix_covers_every_api_route(app: FastAPI) -> None:
 PUBLIC = {
     "GET /healthz",
     "GET /readyz",
+    "GET /api/auth/options",
     "POST /api/auth/signup",
     "POST /api/auth/login",
     "POST /api/auth/logout",
@@ -296,7 +315,7 @@ async def test_only_the_public_routes_answer_without_a_credential(
         method, path = route.split(" ", 1)
         path = path.replace("{slug}", "default")
         path = path.replace("{tx}", "unknown-transaction").replace("{client_id}", "unknown")
-        for name in ("{user_id}", "{key_id}", "{document_id}", "{chat_id}"):
+        for name in ("{user_id}", "{key_id}", "{document_id}", "{chat_id}", "{chunk_id}"):
             path = path.replace(name, str(uuid.uuid4()))
         reply = await client.request(method, path, json={})
         if reply.status_code != 401:
@@ -351,6 +370,7 @@ async def test_each_caller_gets_the_expected_status(
 # (`default`): every admin route is refused, the documents are out of sight (404), and what
 # stays inside its workspace (reading, searching, writing there, its own account) answers.
 BOUND_ADMIN: dict[str, int] = {
+    "GET /api/auth/options": 200,
     "POST /api/auth/signup": 403,
     "POST /api/auth/login": 200,
     "POST /api/auth/logout": 204,
@@ -374,6 +394,9 @@ BOUND_ADMIN: dict[str, int] = {
     "PATCH /api/documents/{document_id}": 404,
     "DELETE /api/documents/{document_id}": 404,
     "GET /api/documents/{document_id}/chunks": 404,
+    "GET /api/documents/{document_id}/related": 404,
+    "GET /api/documents/{document_id}/backlinks": 404,
+    "GET /api/chunks/{chunk_id}": 404,
     "POST /api/search": 200,
     "POST /api/ask": 200,
     "GET /api/chats": 200,

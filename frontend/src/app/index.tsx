@@ -1,12 +1,15 @@
-import { AppProvider } from '@/app/provider'
-import { Home } from '@/app/home'
+import { RouterProvider } from 'react-router'
+import { useState } from 'react'
 
-/** The app shell. One screen so far; a router goes here (`src/app/router.tsx`, screens under
- *  `src/app/routes/`) when the second screen arrives. */
+import { AppProvider } from '@/app/provider'
+import { createAppRouter } from '@/app/router'
+
+/** The app: providers around the router (screens under `src/app/routes/`). */
 export function App() {
+  const [router] = useState(() => createAppRouter())
   return (
     <AppProvider>
-      <Home />
+      <RouterProvider router={router} />
     </AppProvider>
   )
 }

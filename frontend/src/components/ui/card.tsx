@@ -6,7 +6,7 @@ export function Card({ className, ...props }: ComponentProps<'section'>) {
   return (
     <section
       className={cn(
-        'rounded-lg border bg-card text-card-foreground shadow-sm',
+        'rounded-xl border bg-card text-card-foreground shadow-xs',
         className,
       )}
       {...props}
@@ -15,13 +15,13 @@ export function Card({ className, ...props }: ComponentProps<'section'>) {
 }
 
 export function CardHeader({ className, ...props }: ComponentProps<'div'>) {
-  return <div className={cn('flex flex-col gap-1.5 p-6', className)} {...props} />
+  return <div className={cn('flex flex-col gap-1.5 p-5', className)} {...props} />
 }
 
-export function CardTitle({ className, ...props }: ComponentProps<'h1'>) {
+export function CardTitle({ className, ...props }: ComponentProps<'h2'>) {
   return (
-    <h1
-      className={cn('text-2xl font-semibold leading-none tracking-tight', className)}
+    <h2
+      className={cn('text-base font-semibold leading-tight tracking-tight', className)}
       {...props}
     />
   )
@@ -32,5 +32,5 @@ export function CardDescription({ className, ...props }: ComponentProps<'p'>) {
 }
 
 export function CardContent({ className, ...props }: ComponentProps<'div'>) {
-  return <div className={cn('p-6 pt-0', className)} {...props} />
+  return <div className={cn('p-5 pt-0', className)} {...props} />
 }

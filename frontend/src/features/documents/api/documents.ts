@@ -1,0 +1,143 @@
+import {
+  keepPreviousData,
+  queryOptions,
+  useMutation,
+  useQuery,
+  useQueryClient,
+} from '@tanstack/react-query'
+
+import { api, unwrap } from '@/lib/api-client'
+import type { components, paths } from '@/lib/api/schema'
+
+export type Document = components['schemas']['Document']
+export type DocumentWithContent = components['schemas']['DocumentWithContent']
+export type DocumentUpdate = NonNullable<
+  paths['/api/documents/{document_id}']['patch']['requestBody']
+>['content']['application/json']
+export type DocumentCreate = NonNullable<
+  paths['/api/documents']['post']['requestBody']
+>['content']['application/json']
+export type Chunk = components['schemas']['Chunk']
+export type Workspace = components['schemas']['Workspace']
+
+export type DocumentFilters = {
+  workspace?: string
+  tag?: string
+  owner?: string
+  visibility?: 'org' | 'private'
+  q?: string
+  cursor?: string
+}
+
+const PAGE_SIZE = 25
+
+export const getDocumentsQueryOptions = (filters: DocumentFilters = {}) =>
+  queryOptions({
+    queryKey: ['documents', 'list', filters],
+    queryFn: ({ signal }) =>
+      unwrap(
+        api.GET('/api/documents', { params: { query: { ...filters, limit: PAGE_SIZE } }, signal }),
+      ),
+    placeholderData: keepPreviousData,
+    staleTime: 10_000,
+  })
+
+export const useDocuments = (filters: DocumentFilters) =>
+  useQuery(getDocumentsQueryOptions(filters))
+
+export const getDocumentQueryOptions = (id: string) =>
+  queryOptions({
+    queryKey: ['documents', 'one', id],
+    queryFn: ({ signal }) =>
+      unwrap(api.GET('/api/documents/{document_id}', { params: { path: { document_id: id } }, signal })),
+  })
+
+export const useDocument = (id: string) => useQuery(getDocumentQueryOptions(id))
+
+export const getChunksQueryOptions = (id: string) =>
+  queryOptions({
+    queryKey: ['documents', 'one', id, 'chunks'],
+    queryFn: ({ signal }) =>
+      unwrap(
+        api.GET('/api/documents/{document_id}/chunks', {
+          params: { path: { document_id: id } },
+          signal,
+        }),
+      ),
+  })
+
+export const useChunks = (id: string) => useQuery(getChunksQueryOptions(id))
+
+export const useRelated = (id: string) =>
+  useQuery({
+    queryKey: ['documents', 'one', id, 'related'],
+    queryFn: ({ signal }) =>
+      unwrap(
+        api.GET('/api/documents/{document_id}/related', {
+          params: { path: { document_id: id }, query: { limit: 5 } },
+          signal,
+        }),
+      ),
+  })
+
+export const useBacklinks = (id: string) =>
+  useQuery({
+    queryKey: ['documents', 'one', id, 'backlinks'],
+    queryFn: ({ signal }) =>
+      unwrap(
+        api.GET('/api/documents/{document_id}/backlinks', {
+          params: { path: { document_id: id } },
+          signal,
+        }),
+      ),
+  })
+
+export const getWorkspacesQueryOptions = () =>
+  queryOptions({
+    queryKey: ['workspaces'],
+    queryFn: ({ signal }) => unwrap(api.GET('/api/workspaces', { signal })),
+    staleTime: 5 * 60_000,
+  })
+
+export const useWorkspaces = () => useQuery(getWorkspacesQueryOptions())
+
+function useInvalidateDocuments() {
+  const queryClient = useQueryClient()
+  return () =>
+    Promise.all([
+      queryClient.invalidateQueries({ queryKey: ['documents'] }),
+      queryClient.invalidateQueries(getWorkspacesQueryOptions()),
+    ])
+}
+
+export const useCreateDocument = () => {
+  const invalidate = useInvalidateDocuments()
+  return useMutation({
+    mutationFn: (body: DocumentCreate) => unwrap(api.POST('/api/documents', { body })),
+    onSuccess: invalidate,
+  })
+}
+
+export const useUpdateDocument = (id: string) => {
+  const invalidate = useInvalidateDocuments()
+  return useMutation({
+    mutationFn: (body: DocumentUpdate) =>
+      unwrap(
+        api.PATCH('/api/documents/{document_id}', { params: { path: { document_id: id } }, body }),
+      ),
+    onSuccess: invalidate,
+  })
+}
+
+export const useDeleteDocument = () => {
+  const queryClient = useQueryClient()
+  return useMutation({
+    mutationFn: (id: string) =>
+      unwrap(api.DELETE('/api/documents/{document_id}', { params: { path: { document_id: id } } })),
+    onSuccess: async (_, id) => {
+      queryClient.removeQueries({ queryKey: ['documents', 'one', id] })
+      await queryClient.invalidateQueries({ queryKey: ['documents', 'list'] })
+      await queryClient.invalidateQueries(getWorkspacesQueryOptions())
+    },
+  })
+}

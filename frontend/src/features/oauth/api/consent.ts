@@ -1,0 +1,24 @@
+import { queryOptions, useMutation, useQuery } from '@tanstack/react-query'
+
+import { api, unwrap } from '@/lib/api-client'
+import type { components } from '@/lib/api/schema'
+
+export type ConsentRequest = components['schemas']['ConsentRequest']
+
+export const getConsentQueryOptions = (tx: string) =>
+  queryOptions({
+    queryKey: ['consent', tx],
+    queryFn: ({ signal }) =>
+      unwrap(api.GET('/api/oauth/consent/{tx}', { params: { path: { tx } }, signal })),
+    staleTime: Infinity,
+  })
+
+export const useConsent = (tx: string) => useQuery(getConsentQueryOptions(tx))
+
+export const useAnswerConsent = (tx: string) =>
+  useMutation({
+    mutationFn: (approve: boolean) =>
+      unwrap(
+        api.POST('/api/oauth/consent/{tx}', { params: { path: { tx } }, body: { approve } }),
+      ),
+  })
