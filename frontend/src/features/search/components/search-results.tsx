@@ -109,8 +109,10 @@ export function SearchResults() {
           className="w-32"
         />
         {search.data && query ? (
+          // No time shown: the server reports took_ms as 0, since a search's duration could tell
+          // what others' private documents hold (docs/SECURITY.md).
           <span className="ml-auto text-xs text-muted-foreground" aria-live="polite">
-            {search.data.hits.length} {search.data.hits.length === 1 ? 'hit' : 'hits'} in {search.data.took_ms < 1 ? '<1' : Math.round(search.data.took_ms)} ms
+            {search.data.hits.length} {search.data.hits.length === 1 ? 'hit' : 'hits'}
           </span>
         ) : null}
       </div>
