@@ -252,20 +252,33 @@ def _bench(args: argparse.Namespace) -> int:
         "documents service, hash embedder)"
     )
     print(
-        f"{'chunks':>9} {'mode':<12} {'1 client p50/p95/p99 ms':>26} "
+        f"{'chunks':>9} {'mode':<14} {'1 client p50/p95/p99 ms':>26} "
         f"{'8 clients p50/p95/p99 ms':>26}"
     )
+
+    def line(size: str, label: str, one: dict[str, float], eight: dict[str, float]) -> None:
+        print(
+            f"{int(size):>9,} {label:<14} "
+            f"{one['p50']:>8} {one['p95']:>8} {one['p99']:>8} "
+            f"{eight['p50']:>8} {eight['p95']:>8} {eight['p99']:>8}"
+        )
+
     for size, row in report["sizes"].items():
         for mode in MODES:
             for suffix, label in (("", mode), ("_with_embedding", f"{mode}+emb")):
-                if f"one_client{suffix}" not in row[mode]:
-                    continue
-                one, eight = row[mode][f"one_client{suffix}"], row[mode][f"8_clients{suffix}"]
-                print(
-                    f"{int(size):>9,} {label:<12} "
-                    f"{one['p50']:>8} {one['p95']:>8} {one['p99']:>8} "
-                    f"{eight['p50']:>8} {eight['p95']:>8} {eight['p99']:>8}"
-                )
+                if f"one_client{suffix}" in row[mode]:
+                    line(
+                        size,
+                        label,
+                        row[mode][f"one_client{suffix}"],
+                        row[mode][f"8_clients{suffix}"],
+                    )
+        line(size, "bare pgvector", *row["bare_pgvector"]["short"].values())
+        for mode in MODES:
+            natural = row["natural"][mode]
+            line(size, f"{mode} (nat.)", natural["one_client"], natural["8_clients"])
+        line(size, "bare (nat.)", *row["bare_pgvector"]["natural"].values())
+        print(f"{int(size):>9,} p95 ratios, one client: {row['ratios']}")
         print(f"{int(size):>9,} HNSW recall@10 by ef_search: {row['hnsw_recall@10']}")
     print(f"query embedding: {report['provider_for_queries']}")
     return 0

@@ -172,5 +172,14 @@ async def test_bench_measures_latency_recall_and_ingest_on_a_small_corpus(
         "8_clients_with_embedding",
     }
     assert "one_client_with_embedding" not in row["keyword"]
+    for mode in ("dense", "keyword", "hybrid"):
+        assert row["natural"][mode]["8_clients"]["p50"] > 0
+    for kind in ("short", "natural"):
+        assert row["bare_pgvector"][kind]["one_client"]["p95"] > 0
+        assert set(row["ratios"][kind]) == {
+            "hybrid_over_dense_p95",
+            "dense_over_bare_p95",
+            "hybrid_over_bare_p95",
+        }
     assert row["hnsw_recall@10"]["ef_search=100"] >= 0.9
     assert "load 600" in stages

@@ -36,6 +36,10 @@ from app.rag.schemas import SearchMode, SearchRequest
 from app.search import service as search_service
 
 MODES: tuple[SearchMode, ...] = ("dense", "keyword", "hybrid")
+# Words per query: the short ones a search box gets, and the natural ones of a question or a
+# claim, where each extra lexeme is another postings list and more keyword work.
+SHORT_QUERY_WORDS = (2, 6)
+NATURAL_QUERY_WORDS = (12, 20)
 VOCABULARY = 30_000
 WORDS_PER_CHUNK = (60, 160)
 CHUNKS_PER_DOCUMENT = 5
@@ -71,9 +75,9 @@ class Zipf:
             sentences.append(sentence[:1].upper() + sentence[1:] + ".")
         return " ".join(sentences)
 
-    def query(self) -> str:
+    def query(self, words: tuple[int, int] = SHORT_QUERY_WORDS) -> str:
         # Questions use mid-frequency words more than the very top of the distribution.
-        ranks = self.numpy.integers(20, 5_000, size=self.random.randint(2, 6))
+        ranks = self.numpy.integers(20, 5_000, size=self.random.randint(*words))
         return " ".join(self.words[int(r)] for r in ranks)
 
 
@@ -199,6 +203,39 @@ async def _latencies(
     return samples
 
 
+async def _bare_latencies(db: Database, vectors: Sequence[np.ndarray], clients: int) -> list[float]:
+    """Per-query latency in ms of the bare pgvector statement (`ORDER BY embedding <=> $1
+    LIMIT 10` on the same index, with the product's ef_search): the floor the dense mode is
+    compared with."""
+    samples: list[float] = []
+    pending = list(vectors)
+
+    async def client() -> None:
+        while pending:
+            vector = pending.pop()
+            started = time.perf_counter()
+            async with db.read() as conn:
+                await bench_queries.nearest(
+                    conn, vector, 10, ef_search=bench_queries.PRODUCT_EF_SEARCH
+                )
+            samples.append((time.perf_counter() - started) * 1000)
+
+    await asyncio.gather(*(client() for _ in range(clients)))
+    return samples
+
+
+def _ratios(modes: dict[str, Any], bare: dict[str, Any]) -> dict[str, float]:
+    """The p95 ratios the issue sets bars on, one client: hybrid over dense, and each over the
+    bare statement."""
+    p95 = {name: modes[name]["one_client"]["p95"] for name in ("dense", "hybrid")}
+    floor = bare["one_client"]["p95"]
+    return {
+        "hybrid_over_dense_p95": round(p95["hybrid"] / p95["dense"], 2),
+        "dense_over_bare_p95": round(p95["dense"] / floor, 2),
+        "hybrid_over_bare_p95": round(p95["hybrid"] / floor, 2),
+    }
+
+
 class _Precomputed:
     """An embedder that answers queries from vectors computed beforehand ("embedding
     excluded")."""
@@ -260,7 +297,10 @@ async def bench(
     try:
         corpus = Zipf(seed=7)
         queries = [corpus.query() for _ in range(query_count)]
-        vectors = dict(zip(queries, await hasher.embed_passages(queries), strict=True))
+        natural = [corpus.query(NATURAL_QUERY_WORDS) for _ in range(query_count)]
+        vectors = dict(
+            zip(queries + natural, await hasher.embed_passages(queries + natural), strict=True)
+        )
         precomputed = _Precomputed(hasher, vectors)
         bench_settings = settings.model_copy(
             update={
@@ -295,6 +335,31 @@ async def bench(
                                 )
                             )
                     progress(f"search {size:,}", MODES.index(mode) + 1, len(MODES))
+                # The same modes with natural-length queries, and the bare statement under both.
+                row["natural"] = {
+                    mode: {
+                        label: percentiles(
+                            await _latencies(
+                                db, bench_settings, precomputed, natural, mode, clients
+                            )
+                        )
+                        for clients, label in ((1, "one_client"), (CONCURRENT_CLIENTS, "8_clients"))
+                    }
+                    for mode in MODES
+                }
+                row["bare_pgvector"] = {
+                    kind: {
+                        label: percentiles(
+                            await _bare_latencies(db, [vectors[q] for q in texts], clients)
+                        )
+                        for clients, label in ((1, "one_client"), (CONCURRENT_CLIENTS, "8_clients"))
+                    }
+                    for kind, texts in (("short", queries), ("natural", natural))
+                }
+                row["ratios"] = {
+                    "short": _ratios(row, row["bare_pgvector"]["short"]),
+                    "natural": _ratios(row["natural"], row["bare_pgvector"]["natural"]),
+                }
                 # Recall is measured with held-out passages: a query of three hashed words has
                 # near-ties by the thousand, where "the exact top 10" means little.
                 held_out = await hasher.embed_passages(
