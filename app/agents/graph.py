@@ -12,16 +12,15 @@ deep:   START → plan → scout → dispatch ─┬→ researcher ─┐
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
-
 from langgraph.graph import START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 
 from app.agents import nodes
 from app.agents.state import DeepState, ReactState
 
 
 @lru_cache(maxsize=1)
-def react_graph() -> Any:
+def react_graph() -> CompiledStateGraph[ReactState, None, ReactState, ReactState]:
     graph = StateGraph(ReactState)
     graph.add_node("model", nodes.agent_model)
     graph.add_node("tools", nodes.agent_tools)
@@ -30,7 +29,7 @@ def react_graph() -> Any:
 
 
 @lru_cache(maxsize=1)
-def deep_graph() -> Any:
+def deep_graph() -> CompiledStateGraph[DeepState, None, DeepState, DeepState]:
     graph = StateGraph(DeepState)
     graph.add_node("plan", nodes.plan)
     graph.add_node("scout", nodes.scout)
