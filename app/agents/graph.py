@@ -12,6 +12,7 @@ deep:   START → plan → scout → dispatch ─┬→ researcher ─┐
 from __future__ import annotations
 
 from functools import lru_cache
+
 from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
