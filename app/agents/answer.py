@@ -43,7 +43,7 @@ from app.documents import service as documents_service
 from app.errors import AppError, ValidationFailed
 from app.rag import extractive
 from app.rag.embeddings.base import Embedder
-from app.rag.schemas import Answer, AskMode
+from app.rag.schemas import Answer, AskMode, Citation
 from app.routing import service as routing_service
 from app.routing.service import Routing
 from app.search import service as search_service
@@ -85,7 +85,7 @@ class Question:
 
 
 async def prepare(
-    conn: WriteConnection,
+    transaction: ShortTransaction,
     principal: Principal,
     settings: Settings,
     request: AskRequest,
@@ -111,24 +111,26 @@ async def prepare(
         )
     workspaces = request.workspaces
     if request.persona and workspaces is None:
-        # The persona's workspaces by the routing policy (built-in, file, admins' layers).
+        # The persona's workspaces by the routing policy (built-in, file, admins' layers), read
+        # before this call's own transaction opens: one pooled connection at a time.
         workspaces = await routing_service.persona_scope(routing, principal, request.persona)
-    await documents_service.search_scope(conn, principal, workspaces)
-    if request.document_ids:
-        await documents_service.require_visible(conn, principal, request.document_ids)
-    question = Question(
-        text=text,
-        mode=request.mode,
-        workspaces=workspaces,
-        document_ids=request.document_ids or None,
-        persona=request.persona if request.workspaces is None else None,
-    )
-    if not in_chat:
-        return question
-    question = replace(question, in_chat=True)
-    if request.chat_id is None:
-        return question
-    chat = await asking_service.get_chat(conn, principal, request.chat_id)
+    async with transaction() as conn:
+        await documents_service.search_scope(conn, principal, workspaces)
+        if request.document_ids:
+            await documents_service.require_visible(conn, principal, request.document_ids)
+        question = Question(
+            text=text,
+            mode=request.mode,
+            workspaces=workspaces,
+            document_ids=request.document_ids or None,
+            persona=request.persona if request.workspaces is None else None,
+        )
+        if not in_chat:
+            return question
+        question = replace(question, in_chat=True)
+        if request.chat_id is None:
+            return question
+        chat = await asking_service.get_chat(conn, principal, request.chat_id)
     latest = chat.messages[-2 * HISTORY_TURNS :]
     history: list[tuple[str, str]] = [(str(m.role), m.content[:HISTORY_CHARS]) for m in latest]
     return replace(question, chat_id=chat.id, history=history)
@@ -370,27 +372,17 @@ async def _finish(
             best_similarity=run.ledger.best_similarity,
             hit_count=len(retrieved),
         )
-        chat_id = question.chat_id
-        if question.in_chat:
-            chat_id = await asking_service.record_turn(
-                conn,
-                principal,
-                question.chat_id,
-                question=question.text,
-                answer=checked.text,
-                mode=mode,
-                citations=[c.model_dump(mode="json") for c in checked.citations],
-                trace=run.trace_json(),
-            )
-    return DoneEvent(
-        answer=checked.text,
-        citations=checked.citations,
-        mode=mode,
-        fell_back=fell_back,
-        extractive=False,
-        chat_id=chat_id,
-        trace_id=run.trace_id,
-    )
+        return await _done(
+            conn,
+            principal,
+            question,
+            run,
+            mode,
+            checked.text,
+            checked.citations,
+            fell_back=fell_back,
+            extractive=False,
+        )
 
 
 async def _extractive(
@@ -414,24 +406,50 @@ async def _extractive(
             workspaces=question.workspaces,
             document_ids=question.document_ids,
         )
-        chat_id = question.chat_id
-        if question.in_chat:
-            chat_id = await asking_service.record_turn(
-                conn,
-                principal,
-                question.chat_id,
-                question=question.text,
-                answer=result.answer,
-                mode=mode,
-                citations=[c.model_dump(mode="json") for c in result.citations],
-                trace=run.trace_json(),
-            )
+        return await _done(
+            conn,
+            principal,
+            question,
+            run,
+            mode,
+            result.answer,
+            result.citations,
+            fell_back=False,
+            extractive=True,
+        )
+
+
+async def _done(
+    conn: WriteConnection,
+    principal: Principal,
+    question: Question,
+    run: Run,
+    mode: RunMode,
+    text: str,
+    cited: list[Citation],
+    *,
+    fell_back: bool,
+    extractive: bool,
+) -> DoneEvent:
+    """The run's last event; in a chat, the turn is kept in the same transaction."""
+    chat_id = question.chat_id
+    if question.in_chat:
+        chat_id = await asking_service.record_turn(
+            conn,
+            principal,
+            question.chat_id,
+            question=question.text,
+            answer=text,
+            mode=mode,
+            citations=[c.model_dump(mode="json") for c in cited],
+            trace=run.trace_json(),
+        )
     return DoneEvent(
-        answer=result.answer,
-        citations=result.citations,
+        answer=text,
+        citations=cited,
         mode=mode,
-        fell_back=False,
-        extractive=True,
+        fell_back=fell_back,
+        extractive=extractive,
         chat_id=chat_id,
         trace_id=run.trace_id,
     )

@@ -283,16 +283,15 @@ class Tools:
         picks deep research for comparisons, several questions or long briefs)."""
         principal = _caller()
         current = self._resources()
-        async with self._writing() as (conn, _current):
-            # MCP keeps no chats: each question runs on its own.
-            checked = await answer.prepare(
-                conn,
-                principal,
-                current.settings,
-                AskRequest(question=question, mode=mode),
-                routing=current.routing,
-                in_chat=False,
-            )
+        # MCP keeps no chats: each question runs on its own.
+        checked = await answer.prepare(
+            current.db.write,
+            principal,
+            current.settings,
+            AskRequest(question=question, mode=mode),
+            routing=current.routing,
+            in_chat=False,
+        )
         # Annotated read-only: the agents get no tool that writes (save_note) here.
         checked = replace(checked, may_write=False)
         return await answer.answer_once(self._services(current), principal, checked, door=DOOR)
@@ -303,15 +302,14 @@ class Tools:
         job_id to pass to research_result."""
         principal = _caller()
         current = self._resources()
-        async with self._writing() as (conn, _current):
-            checked = await answer.prepare(
-                conn,
-                principal,
-                current.settings,
-                AskRequest(question=question, mode="deep"),
-                routing=current.routing,
-                in_chat=False,
-            )
+        checked = await answer.prepare(
+            current.db.write,
+            principal,
+            current.settings,
+            AskRequest(question=question, mode="deep"),
+            routing=current.routing,
+            in_chat=False,
+        )
         job_id = await current.jobs.start(self._services(current), principal, checked.text)
         done = await current.jobs.wait(job_id, current.settings.research_wait_s)
         if done is not None:

@@ -145,7 +145,7 @@ async def add_person(
 async def sign_up_is_open(conn: ReadConnection, *, open_signup: bool) -> bool:
     """Whether sign-up may succeed now: while no account exists, or when it is open. Asked
     before a password is hashed, so that a closed sign-up costs no Argon2."""
-    return open_signup or await queries.count_users(conn) == 0
+    return open_signup or await no_account_yet(conn)
 
 
 async def no_account_yet(conn: ReadConnection) -> bool:

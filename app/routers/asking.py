@@ -82,10 +82,9 @@ async def ask(
 ) -> EventSourceResponse:
     """Ask a question: the answer streams as it is found, with its steps and citations."""
     # Checked, and its chat opened, before the stream starts: bad input is an HTTP error.
-    async with transaction() as conn:
-        question = await answer.prepare(
-            conn, principal, resources.settings, request, routing=resources.routing
-        )
+    question = await answer.prepare(
+        transaction, principal, resources.settings, request, routing=resources.routing
+    )
     services = answer.Services(
         settings=resources.settings,
         embedder=resources.embedder,

@@ -9,6 +9,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from uuid import UUID
 
+import numpy as np
 from pydantic import ValidationError
 
 from app.access.principal import Principal
@@ -195,13 +196,10 @@ async def documentation_gaps(
     groups: list[list[int]] = []
     leaders: list[int] = []
     for i in range(len(wordings)):
-        similar = [
-            g
-            for g, lead in enumerate(leaders)
-            if float(vectors[i] @ vectors[lead]) >= GAP_SIMILARITY
-        ]
-        if similar:
-            groups[similar[0]].append(i)
+        # Against every group's first wording at once: one product, not a loop per pair.
+        similar = np.flatnonzero(vectors[leaders] @ vectors[i] >= GAP_SIMILARITY)
+        if similar.size:
+            groups[int(similar[0])].append(i)
         else:
             leaders.append(i)
             groups.append([i])

@@ -138,13 +138,12 @@ async def run(
     request = AskRequest.model_validate(
         {"question": question, "mode": mode, "document_ids": document_ids}
     )
-    async with world.corpus.db.write() as conn:
-        prepared = await answer.prepare(
-            conn,
-            principal,
-            services.settings,
-            request,
-            routing=world.corpus.app.state.resources.routing,
-            in_chat=False,
-        )
+    prepared = await answer.prepare(
+        world.corpus.db.write,
+        principal,
+        services.settings,
+        request,
+        routing=world.corpus.app.state.resources.routing,
+        in_chat=False,
+    )
     return [event async for event in answer.answer(services, principal, prepared, door="api")]
