@@ -425,8 +425,7 @@ async def chunks(conn: ReadConnection, principal: Principal, document_id: UUID) 
     Raises:
         NotFound: no such document, or not visible to the caller.
     """
-    if await get(conn, principal, document_id) is None:
-        raise NotFound("document not found")
+    await require_visible(conn, principal, [document_id])
     return await queries.document_chunks(conn, document_id)
 
 
@@ -439,8 +438,7 @@ async def related(
     Raises:
         NotFound: no such document, or not visible to the caller.
     """
-    if await get(conn, principal, document_id) is None:
-        raise NotFound("document not found")
+    await require_visible(conn, principal, [document_id])
     return await queries.related_documents(
         conn, principal.user_id, document_id, limit=limit, scope=principal.workspace_scope
     )
@@ -454,8 +452,7 @@ async def backlinks(
     Raises:
         NotFound: no such document, or not visible to the caller.
     """
-    if await get(conn, principal, document_id) is None:
-        raise NotFound("document not found")
+    await require_visible(conn, principal, [document_id])
     return await queries.linking_documents(
         conn, principal.user_id, document_id, limit=limit, scope=principal.workspace_scope
     )
