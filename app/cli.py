@@ -242,7 +242,7 @@ def _bench(args: argparse.Namespace) -> int:
     settings = _settings()
     configure_logging("WARNING")
     with embedded.attached(settings), _progress_bars() as progress:
-        report = asyncio.run(bench(settings, args.sizes, progress))
+        report = asyncio.run(bench(settings, args.sizes, progress, keep=args.keep))
     if args.json:
         print(json.dumps(report))
         return 0
@@ -278,6 +278,8 @@ def _bench(args: argparse.Namespace) -> int:
             natural = row["natural"][mode]
             line(size, f"{mode} (nat.)", natural["one_client"], natural["8_clients"])
         line(size, "bare (nat.)", *row["bare_pgvector"]["natural"].values())
+        kept = " (a kept corpus, loaded by an earlier run)" if row.get("reused") else ""
+        print(f"{int(size):>9,} load: {row['load_seconds']} s{kept}")
         print(f"{int(size):>9,} p95 ratios, one client: {row['ratios']}")
         print(f"{int(size):>9,} HNSW recall@10 by ef_search: {row['hnsw_recall@10']}")
     print(f"query embedding: {report['provider_for_queries']}")
@@ -477,6 +479,12 @@ def _parser() -> argparse.ArgumentParser:
         type=_sizes,
         default=[10_000, 100_000],
         help="chunk counts (default 10000,100000; with --routing, the first is per workspace)",
+    )
+    bench_cmd.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep each size's loaded corpus (database corpus_bench_kept_SIZE) and measure a "
+        "kept one again instead of loading it",
     )
     bench_cmd.add_argument(
         "--routing",

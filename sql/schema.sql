@@ -106,6 +106,7 @@ CREATE TABLE public.chunks (
     private_owner_id uuid,
     CONSTRAINT ck_chunks_offsets CHECK (((start_offset >= 0) AND (end_offset >= start_offset)))
 );
+ALTER TABLE ONLY public.chunks ALTER COLUMN embedding SET STORAGE MAIN;
 
 CREATE TABLE public.corpus_stats (
     id integer DEFAULT 1 NOT NULL,

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from app.bench.load import bench
 from app.config import Settings
+from app.db import scratch
 from tests.support import PROJECT_ROOT, child_env, make_settings, run_corpus_here
 
 
@@ -183,3 +184,31 @@ async def test_bench_measures_latency_recall_and_ingest_on_a_small_corpus(
         }
     assert row["hnsw_recall@10"]["ef_search=100"] >= 0.9
     assert "load 600" in stages
+
+
+async def test_a_kept_bench_corpus_is_measured_again_without_loading(settings: Settings) -> None:
+    bench_settings = make_settings(settings.data_dir, database_url=settings.database_url)
+    kept = "corpus_bench_kept_300"
+    try:
+        runs = []
+        for _ in range(2):
+            stages: list[str] = []
+            report = await bench(
+                bench_settings,
+                [300],
+                lambda stage, done, total, stages=stages: stages.append(stage),
+                query_count=5,
+                ingest_documents=1,
+                keep=True,
+            )
+            runs.append((report["sizes"]["300"], stages))
+        (first, first_stages), (second, second_stages) = runs
+        assert first["reused"] is False
+        assert "load 300" in first_stages
+        assert second["reused"] is True
+        assert "load 300" not in second_stages
+        assert second["load_seconds"] == first["load_seconds"]
+        kept_url = scratch.database_url(settings.database_url, kept)
+        assert await _rows(kept_url, "SELECT count(*) FROM chunks") == [(300,)]
+    finally:
+        await scratch.drop_database(settings.database_url, kept)

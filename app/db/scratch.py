@@ -32,3 +32,32 @@ async def drop_database(server_url: str, name: str) -> None:
             await conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
     finally:
         await engine.dispose()
+
+
+async def database_comment(server_url: str, name: str) -> str | None:
+    """The comment on database `name`, "" when it has none, None when it does not exist."""
+    engine = create_async_engine(server_url, isolation_level="AUTOCOMMIT")
+    try:
+        async with engine.connect() as conn:
+            row = (
+                await conn.execute(
+                    text(
+                        "SELECT coalesce(shobj_description(oid, 'pg_database'), '') "
+                        "FROM pg_database WHERE datname = :name"
+                    ),
+                    {"name": name},
+                )
+            ).first()
+    finally:
+        await engine.dispose()
+    return None if row is None else str(row[0])
+
+
+async def comment_on_database(server_url: str, name: str, comment: str) -> None:
+    engine = create_async_engine(server_url, isolation_level="AUTOCOMMIT")
+    try:
+        async with engine.connect() as conn:
+            quoted = comment.replace("'", "''")
+            await conn.execute(text(f"COMMENT ON DATABASE \"{name}\" IS '{quoted}'"))
+    finally:
+        await engine.dispose()

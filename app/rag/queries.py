@@ -14,7 +14,7 @@ from uuid import UUID
 
 import numpy as np
 from pgvector.sqlalchemy import Vector
-from sqlalchemy import Float, Text, bindparam, func, insert, literal_column, text
+from sqlalchemy import Boolean, Float, Text, bindparam, func, insert, literal_column, text
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.sql.elements import TextClause
@@ -239,6 +239,8 @@ class SearchParams:
     keyword_weight: float
     k1: float = BM25_K1
     b: float = BM25_B
+    repeats: bool = True
+    coverage_terms: int = 1000
     # "Ask about this doc": only these documents' chunks (None: any document).
     document_ids: Sequence[UUID] | None = None
 
@@ -276,19 +278,36 @@ stats AS (
   FROM corpus_stats
 ),
 terms AS (
-  SELECT q.lexeme,
-         ln(1 + (s.n - least(coalesce(ls.df, 0), s.n) + 0.5)
-                / (least(coalesce(ls.df, 0), s.n) + 0.5)) AS idf
-  FROM unnest(to_tsvector('{TS_CONFIG}', :query)) AS q
-  CROSS JOIN stats s
-  LEFT JOIN lexeme_stats ls ON ls.lexeme = q.lexeme
+  SELECT q.lexeme, idf,
+         -- BM25's numerator, constant per lexeme: a word the query repeats weighs as often as
+         -- it is said, as in Lucene's BM25.
+         idf * (CASE WHEN :repeats THEN cardinality(q.positions) ELSE 1 END) * (:k1 + 1)
+           AS weight
+  FROM (
+    SELECT q.lexeme, q.positions,
+           ln(1 + (s.n - least(coalesce(ls.df, 0), s.n) + 0.5)
+                  / (least(coalesce(ls.df, 0), s.n) + 0.5)) AS idf
+    FROM unnest(to_tsvector('{TS_CONFIG}', :query)) AS q
+    CROSS JOIN stats s
+    LEFT JOIN lexeme_stats ls ON ls.lexeme = q.lexeme
+  ) q
+),
+-- The idf mass a hit is asked to cover: the query's rarest few lexemes', not a whole
+-- paragraph's (which no passage covers).
+coverage_mass AS (
+  SELECT nullif(sum(idf), 0) AS mass
+  FROM (SELECT idf FROM terms ORDER BY idf DESC LIMIT :coverage_terms) rarest
+),
+-- The length normalisation's two constants, so each posting costs one division.
+norm AS (
+  SELECT :k1 * (1 - :b) AS base, :k1 * :b / avgdl AS per_lexeme FROM stats
 ),
 keyword_scores AS (
   SELECT p.chunk_id,
-         sum(t.idf * p.tf * (:k1 + 1)
-             / (p.tf + :k1 * (1 - :b + :b * p.dl / (SELECT avgdl FROM stats)))) AS bm25,
-         sum(t.idf) / nullif((SELECT sum(idf) FROM terms), 0) AS coverage
+         sum(t.weight * p.tf / (p.tf + norm.base + norm.per_lexeme * p.dl)) AS bm25,
+         least(sum(t.idf) / (SELECT mass FROM coverage_mass), 1) AS coverage
   FROM terms t
+  CROSS JOIN norm
   CROSS JOIN LATERAL (
     SELECT x.chunk_id, x.tf, x.dl
     FROM chunk_terms x
@@ -298,29 +317,55 @@ keyword_scores AS (
   ) p
   GROUP BY p.chunk_id
 ),
+-- The top chunks first (a top-N sort), then their ranks: numbering every matching chunk
+-- sorted thousands of them in full.
 keyword AS (
-  SELECT chunk_id AS id, coverage, row_number() OVER (ORDER BY bm25 DESC, chunk_id) AS rank
-  FROM keyword_scores
-  ORDER BY bm25 DESC, chunk_id
-  LIMIT :keyword_depth
+  SELECT id, coverage, row_number() OVER (ORDER BY bm25 DESC, id) AS rank
+  FROM (
+    SELECT chunk_id AS id, coverage, bm25
+    FROM keyword_scores
+    ORDER BY bm25 DESC, chunk_id
+    LIMIT :keyword_depth
+  ) best
 )"""
 
-_RESULT = """
+_COLUMNS = """
 SELECT c.id AS chunk_id, c.document_id, d.title, w.slug AS workspace, c.heading_path, c.text,
        f.vec_rank, f.kw_rank, f.similarity, f.score,
        ARRAY(SELECT m.lexeme FROM unnest(c.tsv) AS m
-             WHERE m.lexeme = ANY(q.lexemes) ORDER BY m.lexeme) AS matched_terms
-FROM fused f
+             WHERE m.lexeme = ANY(q.lexemes) ORDER BY m.lexeme) AS matched_terms"""
+
+_JOINS = """
 CROSS JOIN (SELECT tsvector_to_array(to_tsvector('{config}', :query)) AS lexemes) AS q
 JOIN chunks c ON c.id = f.id
 JOIN documents d ON d.id = c.document_id
-JOIN workspaces w ON w.id = c.workspace_id
+JOIN workspaces w ON w.id = c.workspace_id""".replace("{config}", TS_CONFIG)
+
+# With filters on the document (tags, "ask about this doc") or the text (quoted phrases), the
+# candidates are joined and filtered before the best are taken.
+_RESULT_FILTERED = (
+    _COLUMNS
+    + """
+FROM fused f"""
+    + _JOINS
+    + """
 WHERE (CAST(:tags AS text[]) IS NULL OR d.tags && CAST(:tags AS text[]))
   AND (CAST(:documents AS uuid[]) IS NULL OR c.document_id = ANY(CAST(:documents AS uuid[])))
   AND NOT EXISTS (SELECT 1 FROM unnest(CAST(:phrases AS text[])) AS p(phrase)
                   WHERE NOT c.tsv @@ phraseto_tsquery('{config}', p.phrase))
 ORDER BY f.score DESC, c.id
 LIMIT :limit""".replace("{config}", TS_CONFIG)
+)
+
+# Without them, the best are taken first and only they are joined to their text and document.
+_RESULT = (
+    _COLUMNS
+    + """
+FROM (SELECT * FROM fused ORDER BY score DESC, id LIMIT :limit) f"""
+    + _JOINS
+    + """
+ORDER BY f.score DESC, c.id"""
+)
 
 _FUSE_HYBRID = """
 fused AS (
@@ -359,7 +404,13 @@ def _statement(params: SearchParams) -> str:
         parts.append(_FUSE_DENSE)
     else:
         parts.append(_FUSE_KEYWORD)
-    return "WITH " + ",".join(parts) + _RESULT
+    return "WITH " + ",".join(parts) + (_RESULT_FILTERED if filtered(params) else _RESULT)
+
+
+def filtered(params: SearchParams) -> bool:
+    """Whether the hits are filtered after ranking (a candidate may be dropped), which makes
+    the halves read deeper than the limit."""
+    return bool(params.tags or params.phrases or params.document_ids is not None)
 
 
 # Typed parameters: asyncpg would otherwise infer `:k1` in `tf * (:k1 + 1)` as an integer.
@@ -368,6 +419,7 @@ _PARAMETER_TYPES: dict[str, Any] = {
     "workspaces": ARRAY(PG_UUID(as_uuid=True)),
     "documents": ARRAY(PG_UUID(as_uuid=True)),
     "tags": ARRAY(Text),
+    "repeats": Boolean(),
     "phrases": ARRAY(Text),
     "embedding": Vector(),
     **dict.fromkeys(
@@ -398,11 +450,14 @@ def _prepared(params: SearchParams) -> tuple[str, dict[str, Any]]:
         "caller": params.caller_id,
         "workspaces": list(params.workspace_ids) if params.workspace_ids is not None else None,
         "documents": list(params.document_ids) if params.document_ids is not None else None,
-        "tags": list(params.tags) if params.tags else None,
-        "phrases": list(params.phrases),
         "limit": params.limit,
         "min_coverage": params.min_coverage,
     }
+    if filtered(params):
+        values |= {
+            "tags": list(params.tags) if params.tags else None,
+            "phrases": list(params.phrases),
+        }
     if params.embedding is not None:
         values |= {
             "embedding": params.embedding,
@@ -413,6 +468,8 @@ def _prepared(params: SearchParams) -> tuple[str, dict[str, Any]]:
         values |= {
             "keyword_depth": params.keyword_depth,
             "postings_per_term": params.postings_per_term,
+            "repeats": params.repeats,
+            "coverage_terms": params.coverage_terms,
             "k1": params.k1,
             "b": params.b,
         }
@@ -449,12 +506,14 @@ async def search(conn: ReadConnection, params: SearchParams) -> list[SearchHit]:
     ]
 
 
-async def explain(conn: ReadConnection, params: SearchParams) -> str:
-    """The plan PostgreSQL chooses for the search statement (tests check the indexes it uses)."""
+async def explain(conn: ReadConnection, params: SearchParams, *, analyze: bool = False) -> str:
+    """The plan PostgreSQL chooses for the search statement (tests check the indexes it uses);
+    with `analyze`, run, with each node's time and buffers (scripts/explain_search.py)."""
     sql, values = _prepared(params)
     if params.embedding is not None:
         await _size_vector_search(conn, params.dense_depth)
-    rows = await conn.execute(_clause("EXPLAIN " + sql), values)
+    command = "EXPLAIN (ANALYZE, BUFFERS) " if analyze else "EXPLAIN "
+    rows = await conn.execute(_clause(command + sql), values)
     return "\n".join(row[0] for row in rows)
 
 
@@ -475,6 +534,8 @@ async def start_reembedding(conn: WriteConnection, dim: int) -> None:
     await conn.execute(
         text(f"ALTER TABLE chunks ADD COLUMN IF NOT EXISTS embedding_next vector({int(dim)})")
     )
+    # Inline, as migration 0009 keeps `embedding`: the column renamed into its place later.
+    await conn.execute(text("ALTER TABLE chunks ALTER COLUMN embedding_next SET STORAGE MAIN"))
 
 
 async def chunks_to_reembed(

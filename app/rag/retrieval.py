@@ -9,6 +9,8 @@ import re
 from dataclasses import dataclass
 from uuid import UUID
 
+import numpy as np
+
 from app.config import Settings
 from app.db.engine import ReadConnection
 from app.rag import queries
@@ -34,6 +36,8 @@ class Tuning:
     # keyword-only, 0.2: keyword alone then stays at BM25's level (docs/BENCHMARKS.md).
     min_coverage: float = 0.5
     keyword_min_coverage: float = 0.2
+    repeats: bool = True
+    coverage_terms: int = 1000
     bm25_k1: float = queries.BM25_K1
     bm25_b: float = queries.BM25_B
 
@@ -41,9 +45,61 @@ class Tuning:
 DEFAULT_TUNING = Tuning()
 
 
+# A query of up to this many words is a search, whose quoted phrases are search syntax; a longer
+# one is a passage (a paragraph-long question, a pasted text), whose quotes are quotation. On
+# CISI, whose paragraph queries quote single words in passing, requiring them cost the keyword
+# half 0.02 nDCG@10 and hybrid 0.03 (docs/BENCHMARKS.md).
+PHRASE_QUERY_MAX_WORDS = 32
+
+
 def phrases(query: str) -> list[str]:
-    """The quoted phrases of a query, which every hit must contain."""
+    """The quoted phrases of a search, which every hit must contain (none for a passage)."""
+    if len(query.split()) > PHRASE_QUERY_MAX_WORDS:
+        return []
     return [p.strip() for p in _PHRASE.findall(query) if p.strip()]
+
+
+def search_params(
+    query: str,
+    embedding: np.ndarray | None,
+    settings: Settings,
+    *,
+    mode: SearchMode,
+    caller_id: UUID | None,
+    workspace_ids: list[UUID] | None,
+    tags: list[str] | None,
+    limit: int,
+    tuning: Tuning = DEFAULT_TUNING,
+    document_ids: list[UUID] | None = None,
+) -> queries.SearchParams:
+    """The statement's parameters for a query (its vector computed already in dense modes)."""
+    quoted = phrases(query)
+    # Alone and unfiltered, the dense half's top `limit` is the answer: reading deeper only
+    # fetched rows to drop them. Fused or filtered, it reads `dense_depth`.
+    alone = mode == "dense" and not (tags or quoted or document_ids is not None)
+    return queries.SearchParams(
+        query=query,
+        embedding=embedding,
+        use_keyword=mode in ("hybrid", "keyword"),
+        caller_id=caller_id,
+        workspace_ids=workspace_ids,
+        document_ids=document_ids,
+        tags=tags,
+        phrases=quoted,
+        limit=limit,
+        dense_depth=limit if alone else max(limit, tuning.dense_depth),
+        keyword_depth=max(limit, tuning.keyword_depth),
+        postings_per_term=tuning.postings_per_term,
+        min_similarity=settings.min_similarity,
+        min_coverage=tuning.keyword_min_coverage if mode == "keyword" else tuning.min_coverage,
+        repeats=tuning.repeats,
+        coverage_terms=tuning.coverage_terms,
+        rrf_k=tuning.rrf_k,
+        dense_weight=tuning.dense_weight,
+        keyword_weight=tuning.keyword_weight,
+        k1=tuning.bm25_k1,
+        b=tuning.bm25_b,
+    )
 
 
 async def run(
@@ -67,25 +123,16 @@ async def run(
     if workspace_ids == [] or document_ids == []:
         return []
     embedding = await embedder.embed_query(query) if mode in ("hybrid", "dense") else None
-    params = queries.SearchParams(
-        query=query,
-        embedding=embedding,
-        use_keyword=mode in ("hybrid", "keyword"),
+    params = search_params(
+        query,
+        embedding,
+        settings,
+        mode=mode,
         caller_id=caller_id,
         workspace_ids=workspace_ids,
-        document_ids=document_ids,
         tags=tags,
-        phrases=phrases(query),
         limit=limit,
-        dense_depth=max(limit, tuning.dense_depth),
-        keyword_depth=max(limit, tuning.keyword_depth),
-        postings_per_term=tuning.postings_per_term,
-        min_similarity=settings.min_similarity,
-        min_coverage=tuning.keyword_min_coverage if mode == "keyword" else tuning.min_coverage,
-        rrf_k=tuning.rrf_k,
-        dense_weight=tuning.dense_weight,
-        keyword_weight=tuning.keyword_weight,
-        k1=tuning.bm25_k1,
-        b=tuning.bm25_b,
+        tuning=tuning,
+        document_ids=document_ids,
     )
     return await queries.search(conn, params)
