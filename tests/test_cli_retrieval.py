@@ -193,10 +193,14 @@ async def test_a_kept_bench_corpus_is_measured_again_without_loading(settings: S
         runs = []
         for _ in range(2):
             stages: list[str] = []
+
+            def progress(stage: str, _done: int, _total: int, seen: list[str] = stages) -> None:
+                seen.append(stage)
+
             report = await bench(
                 bench_settings,
                 [300],
-                lambda stage, done, total, stages=stages: stages.append(stage),
+                progress,
                 query_count=5,
                 ingest_documents=1,
                 keep=True,
