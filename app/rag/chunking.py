@@ -310,27 +310,29 @@ class _Cutter:
         additive inside a word, nor monotonic: BERT reads a word of over 100 characters as one
         unknown token)."""
         while start < end:
-            # Doubling from `limit` characters, then halving: the text measured stays about the
-            # slice's length (measuring all that is left would be quadratic in a long blob).
-            fits, fits_cost, over = start, -1, end + 1
-            length = max(limit, 1)
-            while True:
-                probe = min(start + length, end)
-                probe_cost = self.span_cost(start, probe)
-                if probe_cost > limit:
-                    over = probe
-                    break
-                fits, fits_cost = probe, probe_cost
-                if probe == end:
-                    break
-                length *= 2
-            while over - fits > 1 and over <= end:
-                middle = (fits + over) // 2
-                middle_cost = self.span_cost(start, middle)
-                if middle_cost <= limit:
-                    fits, fits_cost = middle, middle_cost
+            # [fits, over): the slice's end lies in between. Each guess scales the last
+            # measured slice to the limit, a little long, so that the bracket closes from both
+            # sides in a few measurements; halving takes over if it does not. The text measured
+            # stays about a slice long (measuring all that is left would be quadratic).
+            fits, fits_cost, over = start, 0, end + 1
+            guess, tries = start + max(limit, 1), 0
+            while over - fits > 1:
+                probe = min(max(guess, fits + 1), over - 1)
+                cost = self.span_cost(start, probe)
+                if cost <= limit:
+                    fits, fits_cost = probe, cost
+                    if probe == end or cost == limit:
+                        break
                 else:
-                    over = middle
+                    over = probe
+                tries += 1
+                scaled = start + (probe - start) * limit // max(cost, 1)
+                if tries <= 4:
+                    guess = scaled + 2 if cost <= limit else scaled
+                elif over > end:
+                    guess = fits + max(1, fits - start)
+                else:
+                    guess = (fits + over) // 2
             if fits == start:  # not even one character fits: it goes alone
                 fits = start + 1
                 fits_cost = self.span_cost(start, fits)
