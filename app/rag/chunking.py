@@ -123,7 +123,7 @@ def chunk_markdown(
         block_costs = [next(costs) for _ in section.blocks]
         room: int | None = None
         if window is not None:
-            # The specials are counted once, in the context's count.
+            # What the text may add: the window less the context and the special tokens.
             room = window - context_tokens[section_context] - cutter.specials
             if room < 1:
                 raise ValueError(

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import random
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -283,3 +284,18 @@ def test_a_context_that_fills_the_window_is_refused() -> None:
         chunk_markdown(
             "Some text.", counter=estimate_tokens, window=4, context=lambda path: "x" * 40
         )
+
+
+def test_a_chunk_a_counter_finds_longer_than_its_parts_is_cut_again_to_fit() -> None:
+    # Not additive: blocks joined by a blank line cost ten tokens more than they add up to.
+    def counter(texts: Sequence[str]) -> list[int]:
+        return [len(t) // 4 + (10 if "\n\n" in t.strip() else 0) for t in texts]
+
+    document = "\n\n".join(f"Paragraph {i} has a few words in it." for i in range(40))
+
+    chunks = chunk_markdown(document, counter=counter, window=60, context=lambda path: "Title\n\n")
+
+    assert all(counter(["Title\n\n" + c.text])[0] <= 60 for c in chunks)
+    assert all(c.text == document[c.start : c.end] for c in chunks)
+    covered = "".join(document[c.start : c.end] for c in chunks)
+    assert all(f"Paragraph {i} " in covered for i in range(40))
