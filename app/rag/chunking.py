@@ -267,10 +267,9 @@ class _Cutter:
     def split(
         self, start: int, end: int, limit: int, pattern: re.Pattern[str] | None, atomic: bool
     ) -> Iterator[tuple[int, int, bool, int]]:
-        """[start, end) as units of at most `limit` tokens: the pieces `pattern` finds (lines),
-        or sentences; then words; then slices of a word (a base64 blob, a minified line has no
-        better place to be cut, and an input longer than the window is never read to its
-        end)."""
+        """[start, end) as units of at most `limit` tokens: its lines (`pattern`) or else its
+        sentences; a longer one as words; a longer word as slices (a base64 blob or a minified
+        line has no better place to be cut, and the model never reads past its window)."""
         document = self.document
         if pattern is None:
             bounds: list[tuple[int, int]] = []
@@ -278,7 +277,8 @@ class _Cutter:
             for match in _SENTENCE_END.finditer(document, start, end):
                 bounds.append((sentence_start, match.start() + 1))
                 sentence_start = match.end()
-            bounds.append((sentence_start, end))
+            if sentence_start < end:  # an ideographic full stop may end the block
+                bounds.append((sentence_start, end))
         else:
             bounds = [
                 (

@@ -299,3 +299,15 @@ def test_a_chunk_a_counter_finds_longer_than_its_parts_is_cut_again_to_fit() -> 
     assert all(c.text == document[c.start : c.end] for c in chunks)
     covered = "".join(document[c.start : c.end] for c in chunks)
     assert all(f"Paragraph {i} " in covered for i in range(40))
+
+
+def test_a_long_cjk_paragraph_splits_at_ideographic_full_stops(tokenizer: Any) -> None:
+    document = "長い段落です。" * 300
+
+    chunks = index.chunk(document, title="日本語", embedder=EMBEDDER)
+
+    assert len(chunks) > 3
+    for chunk in chunks:
+        assert chunk.text.endswith("。")
+        text = index.embedding_text("日本語", chunk.heading_path, chunk.text, EMBEDDER)
+        assert pieces(tokenizer, text) <= 256
