@@ -22,6 +22,8 @@ class CachingEmbedder:
         self.model = inner.model
         self.dim = inner.dim
         self.default_floor = inner.default_floor
+        self.window = inner.window
+        self.count_tokens = inner.count_tokens
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path)
         self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vec BLOB)")

@@ -32,6 +32,8 @@ from app.search import service as search_service
 
 MODES: tuple[SearchMode, ...] = ("dense", "keyword", "hybrid")
 EMBED_BATCH = 256
+# The longest title a document may have (DocumentCreate): longer ones are cut to it.
+TITLE_CHARS = 500
 Progress = Callable[[str, int, int], None]
 
 
@@ -99,9 +101,10 @@ async def prepare_embeddings(
     texts: list[str] = []
     for doc in corpus:
         title, text = _title_and_text(doc)
+        title = title[:TITLE_CHARS]  # as the ingest stores it
         texts += [
-            index.embedding_text(title, piece.heading_path, piece.text)
-            for piece in index.chunk(text)
+            index.embedding_text(title, piece.heading_path, piece.text, embedder)
+            for piece in index.chunk(text, title=title, embedder=embedder)
         ]
     for start in range(0, len(texts), EMBED_BATCH):
         await embedder.embed_passages(texts[start : start + EMBED_BATCH])
@@ -126,7 +129,7 @@ async def ingest_corpus(
                 LOCAL_ADMIN,
                 embedder,
                 settings,
-                DocumentCreate(title=title[:500], content=text, source=str(doc["_id"])),
+                DocumentCreate(title=title[:TITLE_CHARS], content=text, source=str(doc["_id"])),
             )
         ids[str(created.id)] = str(doc["_id"])
         if i % 100 == 0 or i == len(corpus):

@@ -297,6 +297,8 @@ class _Precomputed:
     def __init__(self, inner: Embedder, vectors: dict[str, np.ndarray]) -> None:
         self.provider, self.model, self.dim = inner.provider, inner.model, inner.dim
         self.default_floor = inner.default_floor
+        self.window = inner.window
+        self.count_tokens = inner.count_tokens
         self.vectors = vectors
 
     async def embed_passages(self, texts: Sequence[str]) -> np.ndarray:

@@ -6,6 +6,7 @@ searchable. Rules of who may do what live here, and visibility lives in the quer
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -226,11 +227,13 @@ class _Indexed:
 async def _embed(embedder: Embedder, title: str, content: str) -> _Indexed:
     # Chunking and embedding come first, so the slow part holds no row locks and a provider
     # failure leaves nothing to undo.
-    pieces = index.chunk(content)
+    # Off the event loop: the local model's tokenizer measures every block (tens of
+    # milliseconds for a long document).
+    pieces = await asyncio.to_thread(index.chunk, content, title=title, embedder=embedder)
     if not pieces:
         raise ValidationFailed("content: the document has no text to index")
     vectors = await embedder.embed_passages(
-        [index.embedding_text(title, piece.heading_path, piece.text) for piece in pieces]
+        [index.embedding_text(title, piece.heading_path, piece.text, embedder) for piece in pieces]
     )
     return _Indexed(pieces, vectors)
 

@@ -2,15 +2,20 @@
 
 A document is cut into sections at ATX headings, sections into blocks at blank lines, and blocks
 are packed into chunks of about `target_tokens`. Code fences and tables are atomic: no chunk starts
-or ends inside one. Every chunk is a slice of the document (`text == document[start:end]`), so a
-hit can be shown in place and the chunks together cover every non-whitespace character.
+or ends inside one that the embedding model's window can hold. Every chunk is a slice of the
+document (`text == document[start:end]`), so a hit can be shown in place and the chunks together
+cover every non-whitespace character.
+
+Sizes are counted as the embedding model counts (a `TokenCounter`, passed in: the chunker stays
+a pure function), and no chunk's embedding text — its context (title and heading path) and its
+text — exceeds the model's window: the model would never read the tail (ADR 0013).
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from app.kit import markdown
@@ -18,13 +23,20 @@ from app.kit import markdown
 # The project's token estimate: good enough for budgeting, and free of a tokenizer dependency.
 _CHARS_PER_TOKEN = 4
 
-_SENTENCE_END = re.compile(r"[.?!](\s+)")
+# A full stop ends a sentence before whitespace; an ideographic one ends it anyway.
+_SENTENCE_END = re.compile(r"[.?!]\s+|[。！？]\s*")
 _WORD = re.compile(r"\S+")
+_LINE = re.compile(r"[^\n]+")
+
+TokenCounter = Callable[[Sequence[str]], Sequence[int]]
+"""How many tokens each text is to a model, special tokens included (so `[""]` counts them)."""
 
 
 @dataclass(frozen=True, slots=True)
 class ChunkPiece:
-    """One chunk: a slice of the document and the headings it sits under."""
+    """One chunk: a slice of the document and the headings it sits under. `token_count` is the
+    project's estimate (`count_tokens`), which LLM context budgets use, not the embedding
+    model's count."""
 
     ordinal: int
     heading_path: tuple[str, ...]
@@ -52,67 +64,93 @@ def count_tokens(text: str) -> int:
     return -(-len(text) // _CHARS_PER_TOKEN)
 
 
+def estimate_tokens(texts: Sequence[str]) -> list[int]:
+    """`count_tokens` as a `TokenCounter` (no special tokens)."""
+    return [-(-len(text) // _CHARS_PER_TOKEN) for text in texts]
+
+
+def _no_context(heading_path: tuple[str, ...]) -> str:
+    return ""
+
+
 def chunk_markdown(
     document: str,
     *,
     target_tokens: int = 200,
     overlap_tokens: int = 30,
     max_tokens: int = 400,
+    counter: TokenCounter = estimate_tokens,
+    window: int | None = None,
+    context: Callable[[tuple[str, ...]], str] = _no_context,
 ) -> list[ChunkPiece]:
     """Cut a Markdown document into overlapping chunks that respect its structure.
 
+    Sizes are in `counter`'s tokens. `context(heading_path)` is what the model reads before a
+    chunk's text; `window`, when set, is the most tokens the model reads of one input (special
+    tokens included): no chunk's `context + text` exceeds it, and the context's share is taken
+    from the target and the maximum. A fence or table longer than the window is cut at line
+    ends, a line or word longer than it where it must be.
+
     Raises:
-        ValueError: if the sizes are inconsistent (they come from code, not from users).
+        ValueError: if the sizes are inconsistent, or a context leaves no room in the window
+            (they come from code, not from users).
     """
     if target_tokens < 1 or max_tokens < target_tokens or not 0 <= overlap_tokens < target_tokens:
         raise ValueError(
             "need 1 <= target_tokens <= max_tokens and 0 <= overlap_tokens < target_tokens"
         )
-    target_chars = target_tokens * _CHARS_PER_TOKEN
-    max_chars = max_tokens * _CHARS_PER_TOKEN
-    overlap_chars = overlap_tokens * _CHARS_PER_TOKEN
-    # A chunk with less fresh text than this is hardly worth an embedding of its own.
-    tiny_chars = target_chars // 4
-
     sections, atomic_starts, atomic_ends = _sections(document)
-    pieces: list[ChunkPiece] = []
+    if not sections:
+        return []
+    cutter = _Cutter(document, counter)
+    contexts = [context(section.heading_path) for section in sections]
+    distinct = list(dict.fromkeys(contexts))
+    context_tokens = dict(zip(distinct, cutter.cost(distinct), strict=True))
+    # Every block measured in one call: a tokenizer is much faster on a batch than text by text.
+    # A block's cost includes the blank lines before it, so that a sum over blocks is never
+    # below the count of the text they span (the estimate counts whitespace).
+    texts: list[str] = []
     for section in sections:
-        # [start, fresh_start, end]: fresh_start is where the text not shared with the
-        # previous chunk begins.
-        spans: list[list[int]] = []
-        for unit_start, unit_end, atomic in _units(document, section.blocks, max_chars):
-            if not spans:
-                spans.append([unit_start, unit_start, unit_end])
-                continue
-            start, fresh_start, end = spans[-1]
-            fits = unit_end - start <= target_chars
-            # A heading alone is a poor chunk: let a small start take the next block with it.
-            absorbs = end - fresh_start < tiny_chars and (atomic or unit_end - start <= max_chars)
-            if fits or absorbs:
-                spans[-1][2] = unit_end
-                continue
-            overlap = _overlap_start(
-                document,
-                previous=(start, end),
-                fresh=(unit_start, unit_end),
-                overlap_chars=overlap_chars,
-                max_chars=max_chars,
-                atomic_starts=atomic_starts,
-                atomic_ends=atomic_ends,
-            )
-            spans.append([overlap, unit_start, unit_end])
-        if len(spans) >= 2:
-            previous_start = spans[-2][0]
-            _, last_fresh, last_end = spans[-1]
-            if last_end - last_fresh < tiny_chars and last_end - previous_start <= max_chars:
-                spans[-2][2] = last_end
-                spans.pop()
-        for start, _, end in spans:
+        previous = -1
+        for block in section.blocks:
+            texts.append(document[block.start if previous < 0 else previous : block.end])
+            previous = block.end
+    costs = iter(cutter.cost(texts))
+
+    pieces: list[ChunkPiece] = []
+    planned: list[tuple[str, tuple[str, ...], list[tuple[int, int]]]] = []
+    for section, section_context in zip(sections, contexts, strict=True):
+        block_costs = [next(costs) for _ in section.blocks]
+        room: int | None = None
+        if window is not None:
+            # What the text may add: the window less the context and the special tokens.
+            room = window - context_tokens[section_context] - cutter.specials
+            if room < 1:
+                raise ValueError(
+                    f"a context of {context_tokens[section_context]} tokens fills the window"
+                )
+        maximum = max_tokens if room is None else min(max_tokens, room)
+        packer = _Packer(
+            cutter,
+            target=min(target_tokens, maximum),
+            overlap=overlap_tokens,
+            maximum=maximum,
+            hard=room,
+            atomic_starts=atomic_starts,
+            atomic_ends=atomic_ends,
+        )
+        spans = packer.pack(section.blocks, block_costs)
+        planned.append((section_context, section.heading_path, spans))
+
+    if window is not None:
+        planned = _verified(cutter, planned, window)
+    for _, heading_path, spans in planned:
+        for start, end in spans:
             text = document[start:end]
             pieces.append(
                 ChunkPiece(
                     ordinal=len(pieces),
-                    heading_path=section.heading_path,
+                    heading_path=heading_path,
                     text=text,
                     start=start,
                     end=end,
@@ -208,47 +246,269 @@ def _sections(document: str) -> tuple[list[_Section], list[int], list[int]]:
     return sections, atomic_starts, atomic_ends
 
 
-def _units(document: str, blocks: list[_Block], max_chars: int) -> Iterator[tuple[int, int, bool]]:
-    """The packable pieces of a section: whole blocks, or the sentences (else words) of a
-    paragraph too long for one chunk."""
-    for block in blocks:
-        if block.atomic or block.end - block.start <= max_chars:
-            yield block.start, block.end, block.atomic
+class _Cutter:
+    """Measures slices of the document with the counter, and cuts what is too long."""
+
+    def __init__(self, document: str, counter: TokenCounter) -> None:
+        self.document = document
+        self.counter = counter
+        self.specials = counter([""])[0]
+
+    def cost(self, texts: Sequence[str]) -> list[int]:
+        """Tokens of each text without the special tokens: what it adds to an input."""
+        if not texts:
+            return []
+        specials = self.specials
+        return [count - specials for count in self.counter(texts)]
+
+    def span_cost(self, start: int, end: int) -> int:
+        return self.cost([self.document[start:end]])[0]
+
+    def split(
+        self, start: int, end: int, limit: int, pattern: re.Pattern[str] | None, atomic: bool
+    ) -> Iterator[tuple[int, int, bool, int]]:
+        """[start, end) as units of at most `limit` tokens: its lines (`pattern`) or else its
+        sentences; a longer one as words; a longer word as slices (a base64 blob or a minified
+        line has no better place to be cut, and the model never reads past its window)."""
+        document = self.document
+        if pattern is None:
+            bounds: list[tuple[int, int]] = []
+            sentence_start = start
+            for match in _SENTENCE_END.finditer(document, start, end):
+                bounds.append((sentence_start, match.start() + 1))
+                sentence_start = match.end()
+            if sentence_start < end:  # an ideographic full stop may end the block
+                bounds.append((sentence_start, end))
+        else:
+            bounds = [
+                (
+                    m.start() + len(m.group()) - len(m.group().lstrip()),
+                    m.start() + len(m.group().rstrip()),
+                )
+                for m in pattern.finditer(document, start, end)
+                if not m.group().isspace()
+            ]
+        yield from self._within(bounds, limit, atomic, words=pattern is not _WORD)
+
+    def _within(
+        self, bounds: list[tuple[int, int]], limit: int, atomic: bool, *, words: bool
+    ) -> Iterator[tuple[int, int, bool, int]]:
+        document = self.document
+        texts = [document[(bounds[i - 1][1] if i else s) : e] for i, (s, e) in enumerate(bounds)]
+        for (s, e), cost in zip(bounds, self.cost(texts), strict=True):
+            if cost <= limit:
+                yield s, e, atomic, cost
+            elif words:
+                yield from self.split(s, e, limit, _WORD, atomic)
+            else:
+                yield from self._slices(s, e, limit, atomic)
+
+    def _slices(
+        self, start: int, end: int, limit: int, atomic: bool
+    ) -> Iterator[tuple[int, int, bool, int]]:
+        """A word cut into the longest slices that fit, each measured (a tokenizer need not be
+        additive inside a word, nor monotonic: BERT reads a word of over 100 characters as one
+        unknown token)."""
+        while start < end:
+            # [fits, over): the slice's end lies in between. Each guess scales the last
+            # measured slice to the limit, a little long, so that the bracket closes from both
+            # sides in a few measurements; halving takes over if it does not. The text measured
+            # stays about a slice long (measuring all that is left would be quadratic).
+            fits, fits_cost, over = start, 0, end + 1
+            guess, tries = start + max(limit, 1), 0
+            while over - fits > 1:
+                probe = min(max(guess, fits + 1), over - 1)
+                cost = self.span_cost(start, probe)
+                if cost <= limit:
+                    fits, fits_cost = probe, cost
+                    if probe == end or cost == limit:
+                        break
+                else:
+                    over = probe
+                tries += 1
+                scaled = start + (probe - start) * limit // max(cost, 1)
+                if tries <= 4:
+                    guess = scaled + 2 if cost <= limit else scaled
+                elif over > end:
+                    guess = fits + max(1, fits - start)
+                else:
+                    guess = (fits + over) // 2
+            if fits == start:  # not even one character fits: it goes alone
+                fits = start + 1
+                fits_cost = self.span_cost(start, fits)
+            yield start, fits, atomic, fits_cost
+            start = fits
+
+
+class _Packer:
+    """Packs one section's units into chunks: [start, fresh_start, end, tokens, fresh_tokens],
+    where the fresh part is the text not shared with the previous chunk."""
+
+    def __init__(
+        self,
+        cutter: _Cutter,
+        *,
+        target: int,
+        overlap: int,
+        maximum: int,
+        hard: int | None,
+        atomic_starts: list[int],
+        atomic_ends: list[int],
+    ) -> None:
+        self.cutter = cutter
+        self.target = target
+        self.overlap = min(overlap, target - 1)
+        self.maximum = maximum
+        self.hard = hard
+        # A chunk with less fresh text than this is hardly worth an embedding of its own.
+        self.tiny = target // 4
+        self.atomic_starts = atomic_starts
+        self.atomic_ends = atomic_ends
+
+    def units(self, blocks: list[_Block], costs: list[int]) -> Iterator[tuple[int, int, bool, int]]:
+        """The packable pieces of a section: whole blocks, or the sentences (else words) of a
+        paragraph too long for one chunk, or the lines of a fence or table too long for the
+        window."""
+        for block, cost in zip(blocks, costs, strict=True):
+            if block.atomic:
+                if self.hard is None or cost <= self.hard:
+                    yield block.start, block.end, True, cost
+                else:
+                    yield from self.cutter.split(block.start, block.end, self.hard, _LINE, True)
+            elif cost <= self.maximum:
+                yield block.start, block.end, False, cost
+            else:
+                yield from self.cutter.split(block.start, block.end, self.maximum, None, False)
+
+    def pack(self, blocks: list[_Block], costs: list[int]) -> list[tuple[int, int]]:
+        spans: list[list[int]] = []
+        for unit_start, unit_end, atomic, cost in self.units(blocks, costs):
+            if not spans:
+                spans.append([unit_start, unit_start, unit_end, cost, cost])
+                continue
+            span = spans[-1]
+            total = span[3] + cost
+            fits = total <= self.target
+            # A heading alone is a poor chunk: let a small start take the next block with it.
+            absorbs = (
+                span[4] < self.tiny
+                and (atomic or total <= self.maximum)
+                and (self.hard is None or total <= self.hard)
+            )
+            if fits or absorbs:
+                span[2], span[3], span[4] = unit_end, total, span[4] + cost
+                continue
+            start, shared = self._overlap(span, unit_start, cost)
+            spans.append([start, unit_start, unit_end, shared + cost, cost])
+        if len(spans) >= 2:
+            previous, last = spans[-2], spans[-1]
+            if last[4] < self.tiny and previous[3] + last[4] <= self.maximum:
+                previous[2], previous[3] = last[2], previous[3] + last[4]
+                spans.pop()
+        return [(span[0], span[2]) for span in spans]
+
+    def _overlap(self, previous: list[int], fresh_start: int, fresh_cost: int) -> tuple[int, int]:
+        """Where a chunk starts, and the tokens it shares: up to `overlap` tokens back into the
+        previous chunk, at a word boundary, never inside a fence or table, and never so far back
+        that it outgrows the maximum."""
+        budget = min(self.overlap, self.maximum - fresh_cost)
+        if budget <= 0:
+            return fresh_start, 0
+        previous_start, previous_end, previous_tokens = previous[0], previous[2], previous[3]
+        # Characters per token as the previous chunk has them: a first guess, then measured.
+        chars = budget * (previous_end - previous_start) // max(previous_tokens, 1)
+        for _ in range(3):
+            position = _overlap_start(
+                self.cutter.document,
+                previous=(previous_start, previous_end),
+                fresh_start=fresh_start,
+                overlap_chars=chars,
+                atomic_starts=self.atomic_starts,
+                atomic_ends=self.atomic_ends,
+            )
+            if position >= fresh_start:
+                break
+            shared = self.cutter.span_cost(position, fresh_start)
+            if shared <= budget:
+                return position, shared
+            chars = chars * budget // shared - 1
+        return fresh_start, 0
+
+
+def _verified(
+    cutter: _Cutter,
+    planned: list[tuple[str, tuple[str, ...], list[tuple[int, int]]]],
+    window: int,
+) -> list[tuple[str, tuple[str, ...], list[tuple[int, int]]]]:
+    """The plan with every chunk's embedding text measured whole. The packing adds up the
+    counts of its parts, which is exact for a word-piece model cut at whitespace; a chunk that
+    still exceeds the window (a tokenizer that merges across the cut) is cut again, at words
+    where it can be, each piece measured."""
+    document = cutter.document
+    texts = [context + document[s:e] for context, _, spans in planned for s, e in spans]
+    counts = iter(cutter.counter(texts))
+    result: list[tuple[str, tuple[str, ...], list[tuple[int, int]]]] = []
+    for context, heading_path, spans in planned:
+        kept: list[tuple[int, int]] = []
+        for start, end in spans:
+            if next(counts) <= window:
+                kept.append((start, end))
+                continue
+            kept += _refit(cutter, context, start, end, window)
+        result.append((context, heading_path, kept))
+    return result
+
+
+def _refit(
+    cutter: _Cutter, context: str, start: int, end: int, window: int
+) -> list[tuple[int, int]]:
+    document = cutter.document
+
+    def fits(s: int, e: int) -> bool:
+        return cutter.counter([context + document[s:e]])[0] <= window
+
+    words = [(m.start(), m.end()) for m in _WORD.finditer(document, start, end)]
+    pieces: list[tuple[int, int]] = []
+    i = 0
+    while i < len(words):
+        first = words[i][0]
+        if not fits(first, words[i][1]):
+            # One word alone is too long: cut it into slices that fit.
+            s = first
+            while s < words[i][1]:
+                e = words[i][1]
+                while e - s > 1 and not fits(s, e):
+                    e = s + (e - s) // 2
+                pieces.append((s, e))
+                s = e
+            i += 1
             continue
-        sentence_start = block.start
-        for match in _SENTENCE_END.finditer(document, block.start, block.end):
-            yield from _fit(document, sentence_start, match.start() + 1, max_chars)
-            sentence_start = match.end()
-        yield from _fit(document, sentence_start, block.end, max_chars)
-
-
-def _fit(document: str, start: int, end: int, max_chars: int) -> Iterator[tuple[int, int, bool]]:
-    if end - start <= max_chars:
-        yield start, end, False
-        return
-    for word in _WORD.finditer(document, start, end):
-        # A "word" longer than a chunk (a base64 blob, a minified line) has no better place to
-        # be cut, and an unbounded chunk would break the embedder's input limit.
-        for cut in range(word.start(), word.end(), max_chars):
-            yield cut, min(cut + max_chars, word.end()), False
+        # The most words from the i-th on that fit: words[i:low] do.
+        low, high = i + 1, len(words)
+        while high > low:
+            middle = (low + high + 1) // 2
+            if fits(first, words[middle - 1][1]):
+                low = middle
+            else:
+                high = middle - 1
+        pieces.append((first, words[low - 1][1]))
+        i = low
+    return pieces
 
 
 def _overlap_start(
     document: str,
     *,
     previous: tuple[int, int],
-    fresh: tuple[int, int],
+    fresh_start: int,
     overlap_chars: int,
-    max_chars: int,
     atomic_starts: list[int],
     atomic_ends: list[int],
 ) -> int:
-    """Where a chunk starts: up to `overlap_chars` back into the previous chunk, at a word
-    boundary, never inside a fence or table, and never so far back that it outgrows
-    `max_chars`."""
+    """Where a chunk starts: about `overlap_chars` back into the previous chunk, at a word
+    boundary, never inside a fence or table."""
     previous_start, previous_end = previous
-    fresh_start, fresh_end = fresh
-    position = max(previous_end - overlap_chars, previous_start + 1, fresh_end - max_chars)
+    position = max(previous_end - overlap_chars, previous_start + 1)
     if position >= fresh_start:
         return fresh_start
     k = bisect_right(atomic_starts, position) - 1

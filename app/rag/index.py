@@ -4,31 +4,70 @@ and the BM25 statistics. The documents service calls this inside its transaction
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from uuid import UUID
 
 import numpy as np
 
 from app.db.engine import WriteConnection
 from app.rag import queries
-from app.rag.chunking import ChunkPiece, chunk_markdown
+from app.rag.chunking import ChunkPiece, TokenCounter, chunk_markdown
+from app.rag.embeddings.base import Embedder
 
-# A chunk of about 200 tokens (~150 words) stays inside a small embedding model's window
-# (all-MiniLM-L6-v2 reads 256 word pieces) together with its title and heading path.
+# A chunk of about 200 tokens as the embedding model counts them (~150 words), and never more
+# than its window with the chunk's title and heading path (all-MiniLM-L6-v2 reads 256 word
+# pieces): ADR 0013.
 TARGET_TOKENS = 200
 OVERLAP_TOKENS = 30
 MAX_TOKENS = 400
+# A title and heading path longer than this share of the window are cut: the chunk's own text
+# keeps at least the rest.
+CONTEXT_SHARE = 2
 
 
-def embedding_text(title: str, heading_path: Sequence[str], text: str) -> str:
+def embedding_text(title: str, heading_path: Sequence[str], text: str, embedder: Embedder) -> str:
     """What the model reads for a chunk: where it sits (as a reader of the document would see
-    it), then its text."""
-    context = " > ".join([title, *heading_path])
-    return f"{context}\n\n{text}"
+    it, cut to half the model's window), then its text."""
+    return context(title, heading_path, embedder) + text
 
 
-def chunk(content: str) -> list[ChunkPiece]:
+def context(title: str, heading_path: Sequence[str], embedder: Embedder) -> str:
+    """The start of every embedding text of a section: its title and heading path."""
+    joined = " > ".join([title, *heading_path])
+    if embedder.window is None:
+        return f"{joined}\n\n"
+    return f"{_fitted(joined, embedder.window // CONTEXT_SHARE, embedder.count_tokens)}\n\n"
+
+
+@lru_cache(maxsize=4096)
+def _fitted(text: str, budget: int, counter: TokenCounter) -> str:
+    """`text`, or as much of its start as fits `budget` tokens with an ellipsis. Cached: every
+    chunk of a section has the same context, and most documents have a few sections."""
+    if counter([text])[0] <= budget:
+        return text
+    # Cut by halves, each cut measured: a character is anything from a quarter of a token to
+    # three (a Hangul syllable is three letters to a BERT tokenizer).
+    fits, over = 0, len(text)
+    while over - fits > 1:
+        middle = (fits + over) // 2
+        if counter([text[:middle] + "…"])[0] <= budget:
+            fits = middle
+        else:
+            over = middle
+    return text[:fits].rstrip() + "…"
+
+
+def chunk(content: str, *, title: str, embedder: Embedder) -> list[ChunkPiece]:
+    """The document's chunks, measured as `embedder`'s model counts: each one's embedding text
+    fits the model's window."""
     return chunk_markdown(
-        content, target_tokens=TARGET_TOKENS, overlap_tokens=OVERLAP_TOKENS, max_tokens=MAX_TOKENS
+        content,
+        target_tokens=TARGET_TOKENS,
+        overlap_tokens=OVERLAP_TOKENS,
+        max_tokens=MAX_TOKENS,
+        counter=embedder.count_tokens,
+        window=embedder.window,
+        context=lambda heading_path: context(title, heading_path, embedder),
     )
 
 

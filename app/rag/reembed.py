@@ -31,7 +31,7 @@ async def reembed(db: Database, embedder: Embedder, progress: Callable[[int, int
         if not batch:
             break
         vectors = await embedder.embed_passages(
-            [index.embedding_text(title, path, text) for _, title, path, text in batch]
+            [index.embedding_text(title, path, text, embedder) for _, title, path, text in batch]
         )
         async with db.write() as conn:
             await queries.store_reembedded(

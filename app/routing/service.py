@@ -141,6 +141,8 @@ class _QueryOnce:
         self.model = inner.model
         self.dim = inner.dim
         self.default_floor = inner.default_floor
+        self.window = inner.window
+        self.count_tokens = inner.count_tokens
         self._vectors: dict[str, np.ndarray] = {}
         # The first search embeds; the others wait for it (and, if it is cancelled, one of
         # them embeds instead).

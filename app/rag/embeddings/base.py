@@ -30,6 +30,15 @@ class Embedder(Protocol):
     model: str
     dim: int
     default_floor: float
+    window: int | None
+    """The most tokens the model reads of one input, special tokens included: the rest is never
+    embedded, so chunks are cut to fit (`count_tokens`). None: no practical limit."""
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        """How many tokens each text is to the model, special tokens included: exact where the
+        tokenizer is at hand (the local model), else `estimate_tokens`. Cheap and synchronous,
+        for the chunker; never downloads anything."""
+        ...
 
     async def embed_passages(self, texts: Sequence[str]) -> Vectors:
         """Vectors of `texts`, shape (len(texts), dim).
@@ -64,6 +73,19 @@ class Embedder(Protocol):
     async def aclose(self) -> None:
         """Release the provider's clients or model."""
         ...
+
+
+def estimate_tokens(texts: Sequence[str]) -> list[int]:
+    """A hosted model's count without its tokenizer: a token per four ASCII characters (the
+    project's estimate, about right for English with OpenAI's, Voyage's and Gemini's tokenizers)
+    and one per other character (a CJK ideograph is one or two). Dense code can run a quarter
+    over it: their windows are ten times a chunk, so only a fence or table near the window can
+    be cut a little late (ADR 0013)."""
+    counts: list[int] = []
+    for text in texts:
+        ascii_chars = len(text.encode("ascii", "ignore"))
+        counts.append(-(-ascii_chars // 4) + len(text) - ascii_chars)
+    return counts
 
 
 def empty(dim: int) -> Vectors:

@@ -12,7 +12,14 @@ from google import genai
 from google.genai import errors, types
 
 from app.config import PROVIDER_DEFAULTS
-from app.rag.embeddings.base import EmbeddingError, Vectors, in_batches, only_row, unit_rows
+from app.rag.embeddings.base import (
+    EmbeddingError,
+    Vectors,
+    estimate_tokens,
+    in_batches,
+    only_row,
+    unit_rows,
+)
 from app.rag.embeddings.remote import (
     RETRY_DELAYS_S,
     TIMEOUT_S,
@@ -25,6 +32,8 @@ from app.rag.embeddings.remote import (
 )
 
 TaskType = Literal["RETRIEVAL_DOCUMENT", "RETRIEVAL_QUERY"]
+# Tokens one input may have (gemini-embedding-001, text-embedding-004); Gemini cuts the rest.
+WINDOW = 2048
 # batchEmbedContents takes at most 100 requests.
 BATCH_SIZE = 100
 
@@ -56,6 +65,7 @@ class GeminiEmbedder:
         self.model = model
         self.dim = dim
         self.default_floor = PROVIDER_DEFAULTS["gemini"][2]
+        self.window: int | None = WINDOW
         self._api_key = api_key
         self._batch_size = min(batch_size, BATCH_SIZE)
         self._retry_delays = tuple(retry_delays)
@@ -69,6 +79,9 @@ class GeminiEmbedder:
             return await self._embed(batch, "RETRIEVAL_DOCUMENT")
 
         return await in_batches(texts, self._batch_size, self.dim, embed)
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        return estimate_tokens(texts)
 
     async def embed_query(self, text: str) -> Vectors:
         return only_row(await self._embed([text], "RETRIEVAL_QUERY"))

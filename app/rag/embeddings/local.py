@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,8 @@ from app.rag.embeddings.base import EmbeddingError, Vectors, in_batches, only_ro
 
 MODEL, DIM, FLOOR = PROVIDER_DEFAULTS["local"]
 MODEL_DIR = Path(__file__).parent / "minilm"
+# Word pieces the model reads, [CLS] and [SEP] included (tokenizer.json truncates there).
+WINDOW = 256
 # Passages per forward pass, and so the longest a query waits behind an ingest (the lock is
 # taken per batch): 16 passages of ~200 words take about a quarter of a second on two cores.
 BATCH_SIZE = 16
@@ -41,6 +44,42 @@ class Model:
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         vectors: Vectors = self.session.run(["embedding"], feed)[0]
         return vectors
+
+
+@cache
+def counting_tokenizer() -> Any:
+    """The model's tokenizer without its cut at WINDOW and its padding, for counting: loaded
+    once per process (about 50 ms), apart from the model, so chunking never waits for it.
+
+    Raises:
+        EmbeddingError: the file is missing, or tokenizers is not installed.
+    """
+    try:
+        from tokenizers import Tokenizer
+    except ImportError as exc:
+        raise EmbeddingError(f"the local embedder needs {exc.name}; run `make setup`") from exc
+    vocabulary = MODEL_DIR / "tokenizer.json"
+    if not vocabulary.is_file():
+        raise EmbeddingError(f"the local embedder's {vocabulary.name} is missing from {MODEL_DIR}")
+    tokenizer = Tokenizer.from_file(str(vocabulary))
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def count_tokens(texts: Sequence[str]) -> list[int]:
+    """The word pieces the model makes of each text, [CLS] and [SEP] included, uncut.
+
+    Raises:
+        EmbeddingError: the tokenizer cannot be loaded.
+    """
+    if not texts:
+        return []
+    tokenizer = counting_tokenizer()
+    if len(texts) == 1:  # a batch's worker threads cost more than one short text
+        return [len(tokenizer.encode(texts[0]).ids)]
+    # The fast batch skips the offsets, which counting does not need.
+    return [len(encoding.ids) for encoding in tokenizer.encode_batch_fast(list(texts))]
 
 
 def load_model() -> Model:
@@ -87,6 +126,7 @@ class LocalEmbedder:
         self.model = MODEL
         self.dim = DIM
         self.default_floor = FLOOR
+        self.window: int | None = WINDOW
         self._batch_size = batch_size
         self._window_s = query_window_s
         self._lock = asyncio.Lock()
@@ -106,6 +146,9 @@ class LocalEmbedder:
 
     async def embed_passages(self, texts: Sequence[str]) -> Vectors:
         return await in_batches(texts, self._batch_size, self.dim, self._encode)
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        return count_tokens(texts)
 
     async def embed_query(self, text: str) -> Vectors:
         answer: asyncio.Future[Vectors] = asyncio.get_running_loop().create_future()

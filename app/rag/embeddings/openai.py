@@ -7,7 +7,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from app.config import PROVIDER_DEFAULTS
-from app.rag.embeddings.base import EmbeddingError, Vectors, in_batches, only_row
+from app.rag.embeddings.base import (
+    EmbeddingError,
+    Vectors,
+    estimate_tokens,
+    in_batches,
+    only_row,
+)
 from app.rag.embeddings.remote import (
     RETRY_DELAYS_S,
     TIMEOUT_S,
@@ -23,6 +29,15 @@ NATIVE_DIMS = {
     "text-embedding-3-large": 3072,
     "text-embedding-ada-002": 1536,
 }
+# Tokens one input may have. A model served elsewhere (Ollama, vLLM) is assumed to read as
+# little as the common BERT-sized ones: its chunks are the usual size, only a very long fence
+# or table is cut sooner than it need be.
+WINDOWS = {
+    "text-embedding-3-small": 8191,
+    "text-embedding-3-large": 8191,
+    "text-embedding-ada-002": 8191,
+}
+OTHER_WINDOW = 512
 # OpenAI takes up to 2,048 inputs and 300,000 tokens a request; 128 chunks of a few hundred
 # tokens stay well inside both, and inside what a small local server handles in one go.
 BATCH_SIZE = 128
@@ -52,6 +67,7 @@ class OpenAIEmbedder:
         self.model = model
         self.dim = dim
         self.default_floor = PROVIDER_DEFAULTS["openai"][2]
+        self.window: int | None = WINDOWS.get(model, OTHER_WINDOW)
         self._batch_size = batch_size
         self._extra: dict[str, Any] = {}
         if NATIVE_DIMS.get(model, dim) != dim:
@@ -67,6 +83,9 @@ class OpenAIEmbedder:
 
     async def embed_passages(self, texts: Sequence[str]) -> Vectors:
         return await in_batches(texts, self._batch_size, self.dim, self._embed)
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        return estimate_tokens(texts)
 
     async def embed_query(self, text: str) -> Vectors:
         return only_row(await self._embed([text]))

@@ -7,7 +7,13 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from app.config import PROVIDER_DEFAULTS
-from app.rag.embeddings.base import EmbeddingError, Vectors, in_batches, only_row
+from app.rag.embeddings.base import (
+    EmbeddingError,
+    Vectors,
+    estimate_tokens,
+    in_batches,
+    only_row,
+)
 from app.rag.embeddings.remote import (
     RETRY_DELAYS_S,
     TIMEOUT_S,
@@ -19,6 +25,8 @@ DEFAULT_BASE_URL = "https://api.voyageai.com/v1"
 # Voyage's current models answer with 1,024 dimensions unless `output_dimension` asks for 256,
 # 512 or 2,048; it is sent only when the configured dimension differs.
 NATIVE_DIM = 1024
+# Tokens one input may have (voyage-3 and later; Voyage cuts longer ones).
+WINDOW = 32000
 # Voyage takes up to 1,000 inputs a request (and 1M tokens for the lite model).
 BATCH_SIZE = 128
 
@@ -45,6 +53,7 @@ class VoyageEmbedder:
         self.model = model
         self.dim = dim
         self.default_floor = PROVIDER_DEFAULTS["voyage"][2]
+        self.window: int | None = WINDOW
         self._batch_size = batch_size
         self._extra: dict[str, Any] = {} if dim == NATIVE_DIM else {"output_dimension": dim}
         self._endpoint = JsonEmbeddingsEndpoint(
@@ -61,6 +70,9 @@ class VoyageEmbedder:
             return await self._embed(batch, "document")
 
         return await in_batches(texts, self._batch_size, self.dim, embed)
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        return estimate_tokens(texts)
 
     async def embed_query(self, text: str) -> Vectors:
         return only_row(await self._embed([text], "query"))

@@ -49,6 +49,32 @@ async def test_each_provider_reports_its_defaults(tmp_path: Path) -> None:
             assert embedder.default_floor == pytest.approx(floor)
 
 
+async def test_each_provider_declares_the_window_its_model_reads(tmp_path: Path) -> None:
+    cases: list[tuple[dict[str, object], int | None]] = [
+        ({"embeddings_provider": "hash"}, None),
+        ({}, 256),
+        ({"embeddings_provider": "gemini", "google_api_key": "AIza-test-key-0000"}, 2048),
+        ({"embeddings_provider": "openai", "openai_api_key": "sk-test-key-0000"}, 8191),
+        (
+            {
+                "embeddings_provider": "openai",
+                "openai_base_url": "http://127.0.0.1:9/v1",
+                "embeddings_model": "nomic-embed-text",
+                "embeddings_dim": 768,
+            },
+            512,
+        ),
+        ({"embeddings_provider": "voyage", "voyage_api_key": "pa-test-key-0000"}, 32000),
+    ]
+    for overrides, window in cases:
+        settings = make_settings(tmp_path, **{"embeddings_provider": "local", **overrides})
+        async with aclosing(make_embedder(settings)) as embedder:
+            assert embedder.window == window, overrides
+            if overrides.get("embeddings_provider", "local") not in ("local", "hash"):
+                # Hosted models are estimated: ASCII by fours, anything else one a character.
+                assert embedder.count_tokens(["abcdefgh", "日本"]) == [2, 2]
+
+
 async def test_voyage_takes_its_key_from_the_settings(tmp_path: Path) -> None:
     settings = make_settings(
         tmp_path, embeddings_provider="voyage", voyage_api_key="pa-test-key-0000"

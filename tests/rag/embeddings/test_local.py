@@ -132,6 +132,17 @@ async def test_a_text_longer_than_the_window_is_cut_where_the_model_stops_readin
     assert short @ long > 0.999
 
 
+def test_count_tokens_counts_every_word_piece_with_cls_and_sep_past_the_window() -> None:
+    embedder = LocalEmbedder()
+
+    counts = embedder.count_tokens(["", "the", "word " * 1000, "日本語"])
+
+    assert embedder.window == 256
+    assert counts == [2, 3, 1002, 5]
+    assert embedder.count_tokens(["word " * 1000]) == [1002]  # one text takes another path
+    assert embedder.count_tokens([]) == []
+
+
 async def test_concurrent_first_calls_load_the_model_once(monkeypatch: pytest.MonkeyPatch) -> None:
     loads: list[int] = []
     real_load = local.load_model
