@@ -194,11 +194,15 @@ def _eval(args: argparse.Namespace) -> int:
             f"{report['dataset']}: {report['docs']} documents, {report['queries']} queries, "
             f"{report['provider']}:{report['model']}"
         )
-        print(f"{'mode':<8} {'nDCG@10':>8} {'R@10':>8} {'R@100':>8} {'MRR@10':>8}")
+        print(
+            f"{'mode':<8} {'nDCG@10':>8} {'R@10':>8} {'R@100':>8} {'MRR@10':>8} "
+            f"{'off-topic answered':>19}"
+        )
         for mode, row in report["modes"].items():
             print(
                 f"{mode:<8} {row['ndcg@10']:>8.4f} {row['recall@10']:>8.4f} "
-                f"{row['recall@100']:>8.4f} {row['mrr@10']:>8.4f}"
+                f"{row['recall@100']:>8.4f} {row['mrr@10']:>8.4f} "
+                f"{row['off_topic_answered']:>12} of {report['off_topic']}"
             )
     return 0
 

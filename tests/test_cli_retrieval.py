@@ -133,7 +133,14 @@ def test_eval_reports_every_mode_from_a_throwaway_database(
     assert report["provider"] == "hash"
     assert set(report["modes"]) == {"dense", "keyword", "hybrid"}
     for metrics in report["modes"].values():
-        assert set(metrics) == {"ndcg@10", "recall@10", "recall@100", "mrr@10"}
+        assert set(metrics) == {
+            "ndcg@10",
+            "recall@10",
+            "recall@100",
+            "mrr@10",
+            "off_topic_answered",
+        }
+        assert 0 <= metrics["off_topic_answered"] <= report["off_topic"] == 30
     assert report["modes"]["keyword"]["mrr@10"] == 1.0
     assert report["modes"]["hybrid"]["recall@10"] == 1.0
     leftovers = asyncio.run(

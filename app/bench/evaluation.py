@@ -32,6 +32,42 @@ from app.search import service as search_service
 
 MODES: tuple[SearchMode, ...] = ("dense", "keyword", "hybrid")
 EMBED_BATCH = 256
+
+# Questions neither benchmark collection (science, library science) can answer: software,
+# cooking, sport, travel. A good floor returns nothing for them, which is what keeps a
+# documentation gap visible; `corpus eval` reports how many still got hits, beside nDCG.
+OFF_TOPIC = [
+    "how do I roll back a kubernetes deployment",
+    "nginx reverse proxy configuration for websockets",
+    "what is the refund policy for annual plans",
+    "postgres vacuum settings for large tables",
+    "how to rotate the api keys of the billing service",
+    "best way to cache npm packages in ci",
+    "who is on call this weekend",
+    "how long should I boil an egg",
+    "recipe for sourdough bread starter",
+    "which team won the world cup in 2010",
+    "cheap flights from paris to lisbon",
+    "how do I reset my laptop password",
+    "terraform state locking with s3",
+    "react useEffect cleanup function",
+    "python asyncio gather vs wait",
+    "git rebase interactive squash commits",
+    "what time does the office open on friday",
+    "purple elephant carburetor sonnet",
+    "quarterly sales targets for the emea region",
+    "how to configure vpn on ubuntu",
+    "docker compose healthcheck syntax",
+    "best hiking trails near denver",
+    "how to tie a bowline knot",
+    "redis eviction policy allkeys lru",
+    "migrate jenkins pipelines to github actions",
+    "what is our parental leave policy",
+    "tomato sauce simmer time",
+    "chess opening for beginners",
+    "css grid versus flexbox",
+    "onboarding checklist for new engineers",
+]
 # The longest title a document may have (DocumentCreate): longer ones are cut to it.
 TITLE_CHARS = 500
 Progress = Callable[[str, int, int], None]
@@ -160,6 +196,29 @@ async def rank_documents(
     return rankings
 
 
+async def off_topic_answered(
+    db: Database,
+    embedder: Embedder,
+    settings: Settings,
+    mode: SearchMode,
+    tuning: retrieval.Tuning = retrieval.DEFAULT_TUNING,
+) -> int:
+    """How many of the off-topic questions still got hits (of `len(OFF_TOPIC)`)."""
+    answered = 0
+    for question in OFF_TOPIC:
+        async with db.read() as conn:
+            hits = await search_service.rank(
+                conn,
+                LOCAL_ADMIN,
+                embedder,
+                settings,
+                SearchRequest(query=question, mode=mode),
+                tuning=tuning,
+            )
+        answered += bool(hits)
+    return answered
+
+
 async def evaluate(
     settings: Settings,
     folder: Path,
@@ -181,7 +240,9 @@ async def evaluate(
             results: dict[str, Any] = {}
             for mode in modes:
                 rankings = await rank_documents(db, embedder, settings, dataset, ids, mode, top_k)
-                results[mode] = summarise(rankings, dataset.qrels)
+                results[mode] = summarise(rankings, dataset.qrels) | {
+                    "off_topic_answered": await off_topic_answered(db, embedder, settings, mode)
+                }
                 progress(f"search {mode}", len(dataset.queries), len(dataset.queries))
     finally:
         await embedder.aclose()
@@ -192,6 +253,7 @@ async def evaluate(
         "provider": settings.embeddings_provider,
         "model": settings.embeddings_model,
         "top_k": top_k,
+        "off_topic": len(OFF_TOPIC),
         "ingest_seconds": round(ingest_s, 1),
         "modes": results,
     }

@@ -241,6 +241,7 @@ class SearchParams:
     b: float = BM25_B
     repeats: bool = True
     coverage_terms: int = 1000
+    postings_by_idf: bool = False
     # "Ask about this doc": only these documents' chunks (None: any document).
     document_ids: Sequence[UUID] | None = None
 
@@ -282,7 +283,12 @@ terms AS (
          -- BM25's numerator, constant per lexeme: a word the query repeats weighs as often as
          -- it is said, as in Lucene's BM25.
          idf * (CASE WHEN :repeats THEN cardinality(q.positions) ELSE 1 END) * (:k1 + 1)
-           AS weight
+           AS weight,
+         -- How many of its postings a lexeme contributes: all up to the cut for the query's
+         -- rarest, fewer for common ones, whose postings are many and each worth little.
+         CASE WHEN :postings_by_idf
+              THEN greatest(ceil(:postings_per_term * idf / nullif(max(idf) OVER (), 0)), 1)
+              ELSE :postings_per_term END::int AS postings
   FROM (
     SELECT q.lexeme, q.positions,
            ln(1 + (s.n - least(coalesce(ls.df, 0), s.n) + 0.5)
@@ -313,7 +319,7 @@ keyword_scores AS (
     FROM chunk_terms x
     WHERE x.lexeme = t.lexeme AND {_SCOPE}
     ORDER BY x.impact DESC
-    LIMIT :postings_per_term
+    LIMIT t.postings
   ) p
   GROUP BY p.chunk_id
 ),
@@ -420,6 +426,7 @@ _PARAMETER_TYPES: dict[str, Any] = {
     "documents": ARRAY(PG_UUID(as_uuid=True)),
     "tags": ARRAY(Text),
     "repeats": Boolean(),
+    "postings_by_idf": Boolean(),
     "phrases": ARRAY(Text),
     "embedding": Vector(),
     **dict.fromkeys(
@@ -469,6 +476,7 @@ def _prepared(params: SearchParams) -> tuple[str, dict[str, Any]]:
             "keyword_depth": params.keyword_depth,
             "postings_per_term": params.postings_per_term,
             "repeats": params.repeats,
+            "postings_by_idf": params.postings_by_idf,
             "coverage_terms": params.coverage_terms,
             "k1": params.k1,
             "b": params.b,

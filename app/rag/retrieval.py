@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 from uuid import UUID
 
 import numpy as np
@@ -36,8 +37,11 @@ class Tuning:
     # keyword-only, 0.2: keyword alone then stays at BM25's level (docs/BENCHMARKS.md).
     min_coverage: float = 0.5
     keyword_min_coverage: float = 0.2
-    repeats: bool = True
-    coverage_terms: int = 1000
+    # Whether a repeated query word counts as often as it is said: in passages only (above).
+    repeats: Literal["never", "passages", "always"] = "passages"
+    # The floor's idf mass: the query's rarest this many lexemes' (ADR 0014).
+    coverage_terms: int = 8
+    postings_by_idf: bool = False
     bm25_k1: float = queries.BM25_K1
     bm25_b: float = queries.BM25_B
 
@@ -45,16 +49,23 @@ class Tuning:
 DEFAULT_TUNING = Tuning()
 
 
-# A query of up to this many words is a search, whose quoted phrases are search syntax; a longer
-# one is a passage (a paragraph-long question, a pasted text), whose quotes are quotation. On
-# CISI, whose paragraph queries quote single words in passing, requiring them cost the keyword
-# half 0.02 nDCG@10 and hybrid 0.03 (docs/BENCHMARKS.md).
-PHRASE_QUERY_MAX_WORDS = 32
+# A query of up to this many words is a search: its quoted phrases are search syntax, and each
+# of its words counts once (a word typed twice is no clue). A longer one is a passage (a
+# paragraph-long question, a pasted text): its quotes are quotation, and a word it repeats is
+# what it is about, weighted by how often it is said, as Lucene's BM25 does. On CISI, whose
+# paragraph queries quote single words in passing and repeat their subject, requiring the quotes
+# cost the keyword half 0.02 nDCG@10 and counting each word once 0.06; on SciFact's claims
+# (searches, all but one) counting repeats cost 0.003 (docs/BENCHMARKS.md, ADR 0014).
+PASSAGE_WORDS = 32
+
+
+def is_passage(query: str) -> bool:
+    return len(query.split()) > PASSAGE_WORDS
 
 
 def phrases(query: str) -> list[str]:
     """The quoted phrases of a search, which every hit must contain (none for a passage)."""
-    if len(query.split()) > PHRASE_QUERY_MAX_WORDS:
+    if is_passage(query):
         return []
     return [p.strip() for p in _PHRASE.findall(query) if p.strip()]
 
@@ -92,7 +103,8 @@ def search_params(
         postings_per_term=tuning.postings_per_term,
         min_similarity=settings.min_similarity,
         min_coverage=tuning.keyword_min_coverage if mode == "keyword" else tuning.min_coverage,
-        repeats=tuning.repeats,
+        repeats=tuning.repeats == "always" or (tuning.repeats == "passages" and is_passage(query)),
+        postings_by_idf=tuning.postings_by_idf,
         coverage_terms=tuning.coverage_terms,
         rrf_k=tuning.rrf_k,
         dense_weight=tuning.dense_weight,
