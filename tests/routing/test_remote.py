@@ -136,8 +136,10 @@ async def test_a_slow_remote_fails_at_the_deadline_while_a_flaky_one_is_retried_
 
     assert reply.status_code == 200, reply.text
     body = reply.json()
-    # The slow one held the request to the deadline, and no longer.
-    assert DEADLINE_MS / 1000 <= took < DEADLINE_MS / 1000 + 1.5
+    # The slow one held the request to the deadline, and no longer: it is held until after the
+    # reply (`release` above), so a reply that waited for it would never have come. (No upper
+    # bound on the time: on a busy machine the local half alone can take seconds.)
+    assert took >= DEADLINE_MS / 1000
     assert [f["workspace"] for f in body["failures"]] == ["remote_slow"]
     assert body["workspaces"] == ["remote_flaky", "local_docs", "remote_slow"]
     # The flaky remote gives no scores, so the persona's order stands: it comes first.
