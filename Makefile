@@ -48,10 +48,10 @@ lint: setup
 	$(BIN)/lint-imports
 
 typecheck: setup
-	$(NICE) $(BIN)/mypy
+	$(BIN)/mypy
 
 test-frontend: setup build
-	cd $(FRONTEND) && $(NICE) npm run lint && $(NICE) npm test
+	cd $(FRONTEND) && npm run lint && npm test
 
 # One worker per core, each with its own embedded PostgreSQL; a module's tests stay on one
 # worker, so a module-scoped server starts once. Modules are handed out in the suite's order,
@@ -65,19 +65,19 @@ test-python: setup build
 # width, stay in frontend/e2e/screenshots/ for inspection (git ignores them).
 test-browser: setup build
 	./scripts/ensure-chromium.sh
-	cd $(FRONTEND) && CORPUS_PYTHON=$(CURDIR)/$(BIN)/python $(NICE) npm run test:browser
+	cd $(FRONTEND) && CORPUS_PYTHON=$(CURDIR)/$(BIN)/python npm run test:browser
 
 # The checks run side by side. pytest is the longest, and keeps only about one of the two
 # cores busy on average (its workers wait on servers, child processes and PostgreSQL): mypy, the
 # web app's checks and the browser run fill the other core instead of adding about 100 s after
-# it. They run at a lower priority (NICE) so that they take what pytest leaves idle rather than
-# slow it down; pytest is named first so that it starts first. --output-sync prints each check's
-# output whole when that check ends; a failing check still fails `make test` (make waits for the
-# others, then exits non-zero). Setup also runs two at a time: uv's and npm's installs overlap.
+# it. pytest is named first so that it starts first. (Not at a lower priority: under `nice` on a
+# busy machine, the browser run's server starved past its 90 s bound.) --output-sync prints each
+# check's output whole when that check ends; a failing check still fails `make test` (make waits
+# for the others, then exits non-zero). Setup also runs two at a time: uv's and npm's installs
+# overlap.
 CHECKS := test-python test-browser typecheck test-frontend lint
-NICE :=
 test:
-	+$(MAKE) --no-print-directory --jobs=5 --output-sync=target NICE='nice -n 10' $(CHECKS)
+	+$(MAKE) --no-print-directory --jobs=5 --output-sync=target $(CHECKS)
 
 # The OpenAPI schema fuzzed as each caller, thousands of cases (the suite runs a few per
 # operation): no 5xx, no response that breaks the schema.
