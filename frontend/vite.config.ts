@@ -27,6 +27,9 @@ export default defineConfig({
     setupFiles: ['./src/testing/setup.ts'],
     include: ['src/**/*.test.{ts,tsx}'],
     restoreMocks: true,
+    // Above Testing Library's bound on a wait (src/testing/setup.ts), so that a screen that
+    // never comes fails with what was on it rather than with a bare timeout.
+    testTimeout: 30_000,
     unstubGlobals: true,
   },
 })

@@ -3,6 +3,7 @@ and one rolled-back transaction per test."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import tempfile
 from collections.abc import AsyncIterator, Iterator
@@ -11,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 from fastapi import FastAPI
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from app.config import Settings
@@ -41,8 +43,28 @@ def data_dir() -> Iterator[Path]:
 
 @pytest.fixture(scope="session")
 def server_url(data_dir: Path) -> str:
-    """The embedded server's URL (its `postgres` maintenance database)."""
-    return embedded.start(data_dir)
+    """The embedded server's URL (its `postgres` maintenance database), without durability.
+
+    The session's cluster is thrown away at the end, so nothing in it needs to survive a crash
+    of the machine: no fsync, no full-page images, no wait for the WAL at commit. That takes
+    most of the disk's flushing out of the suite (each copied database, each committed write of
+    a running server) without changing what a query sees. Clusters that tests start themselves
+    (tests/db/test_embedded.py, `corpus serve` children on data folders of their own) keep
+    PostgreSQL's defaults."""
+    url = embedded.start(data_dir)
+    asyncio.run(_without_durability(url))
+    return url
+
+
+async def _without_durability(server_url: str) -> None:
+    engine = create_async_engine(server_url, isolation_level="AUTOCOMMIT")
+    try:
+        async with engine.connect() as connection:
+            for setting in ("fsync", "full_page_writes", "synchronous_commit"):
+                await connection.execute(text(f"ALTER SYSTEM SET {setting} = off"))
+            await connection.execute(text("SELECT pg_reload_conf()"))
+    finally:
+        await engine.dispose()
 
 
 @pytest.fixture(scope="session")
@@ -122,3 +144,28 @@ async def real_hashing_client(
         with in_test_transaction(real_app, conn):
             async with app_client(real_app) as client:
                 yield client
+
+
+# The modules that take longest (each runs real processes: servers, the CLI, PostgreSQL
+# clusters of their own), most first. `make test` runs the suite with xdist's loadscope, which
+# hands each worker a module at a time; started last, one of these kept one worker busy for a
+# minute while the other had nothing left to do. Started first, the many short modules fill in
+# behind them and both workers finish together (the Makefile passes --no-loadscope-reorder, so
+# xdist keeps this order instead of sorting by the number of tests).
+LONG_MODULES = (
+    "tests/db/test_embedded.py",
+    "tests/fuzz/test_openapi_fuzz.py",
+    "tests/test_cli_retrieval.py",
+    "tests/routing/test_replicas.py",
+    "tests/mcp/test_stateless.py",
+    "tests/routing/test_bench.py",
+    "tests/auth/test_password_attempts.py",
+    "tests/auth/test_login_throttle.py",
+    "tests/agents/test_providers.py",
+    "tests/mcp/test_asking.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {module: index for index, module in enumerate(LONG_MODULES)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(LONG_MODULES)))

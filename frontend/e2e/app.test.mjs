@@ -44,7 +44,15 @@ const findings = []
 const pages = []
 
 before(async () => {
-  ;[corpus, callback, browser] = await Promise.all([startCorpus(), startCallback(), launchBrowser()])
+  // Each is kept as soon as it starts, so that `after` stops whatever did start when another
+  // failed (a Chromium left open kept the run from ever ending).
+  const started = await Promise.allSettled([
+    startCorpus().then((c) => (corpus = c)),
+    startCallback().then((c) => (callback = c)),
+    launchBrowser().then((b) => (browser = b)),
+  ])
+  const failed = started.find((result) => result.status === 'rejected')
+  if (failed) throw failed.reason
 })
 
 after(async () => {
