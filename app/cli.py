@@ -285,7 +285,10 @@ def _bench(args: argparse.Namespace) -> int:
         kept = " (a kept corpus, loaded by an earlier run)" if row.get("reused") else ""
         print(f"{int(size):>9,} load: {row['load_seconds']} s{kept}")
         print(f"{int(size):>9,} p95 ratios, one client: {row['ratios']}")
-        print(f"{int(size):>9,} HNSW recall@10 by ef_search: {row['hnsw_recall@10']}")
+        print(
+            f"{int(size):>9,} HNSW recall@10 by ef_search: {row['hnsw_recall@10']} "
+            f"(the product's: {row['product_ef_search']})"
+        )
     print(f"query embedding: {report['provider_for_queries']}")
     return 0
 

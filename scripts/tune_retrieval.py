@@ -35,38 +35,16 @@ from app.rag.retrieval import DEFAULT_TUNING, Tuning
 from app.rag.schemas import SearchMode
 
 BASE = DEFAULT_TUNING
+K12 = replace(BASE, bm25_k1=1.2)
 VARIANTS: list[tuple[str, SearchMode, Tuning]] = [
-    ("dense", "dense", BASE),
-    ("keyword", "keyword", BASE),
-    ("hybrid", "hybrid", BASE),
-    ("keyword cover 8", "keyword", replace(BASE, coverage_terms=8)),
-    ("keyword cover 8 k1=1.2", "keyword", replace(BASE, coverage_terms=8, bm25_k1=1.2)),
+    ("keyword cover 4 k1=1.2 b=0.5", "keyword", replace(K12, coverage_terms=4, bm25_b=0.5)),
+    ("keyword cover 4 k1=1.2 b=0.6", "keyword", replace(K12, coverage_terms=4, bm25_b=0.6)),
+    ("hybrid cover 4 k1=1.2 b=0.5", "hybrid", replace(K12, coverage_terms=4, bm25_b=0.5)),
+    ("hybrid cover 4 k1=1.2 b=0.6", "hybrid", replace(K12, coverage_terms=4, bm25_b=0.6)),
     (
-        "keyword cover 8 k1=1.2 b=0.6",
-        "keyword",
-        replace(BASE, coverage_terms=8, bm25_k1=1.2, bm25_b=0.6),
-    ),
-    ("keyword cover 4 k1=1.2", "keyword", replace(BASE, coverage_terms=4, bm25_k1=1.2)),
-    (
-        "keyword cover 8 k1=1.2 b=0.5",
-        "keyword",
-        replace(BASE, coverage_terms=8, bm25_k1=1.2, bm25_b=0.5),
-    ),
-    (
-        "hybrid cover 8 k1=1.2 b=0.6",
+        "hybrid cover 4 k1=1.2 b=0.5 rrf_k=20",
         "hybrid",
-        replace(BASE, coverage_terms=8, bm25_k1=1.2, bm25_b=0.6),
-    ),
-    (
-        "hybrid cover 8 k1=1.2 b=0.5",
-        "hybrid",
-        replace(BASE, coverage_terms=8, bm25_k1=1.2, bm25_b=0.5),
-    ),
-    ("hybrid cover 8 k1=1.2", "hybrid", replace(BASE, coverage_terms=8, bm25_k1=1.2)),
-    (
-        "hybrid cover 8 k1=1.2 rrf_k=20",
-        "hybrid",
-        replace(BASE, coverage_terms=8, bm25_k1=1.2, rrf_k=20),
+        replace(K12, coverage_terms=4, bm25_b=0.5, rrf_k=20),
     ),
 ]
 

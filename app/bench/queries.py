@@ -13,13 +13,16 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from app.db.engine import ReadConnection, WriteConnection
 from app.rag import queries as rag_queries
 
-# The candidates the product's dense half keeps for a top 10 (its floor): the bare query is
-# measured with the same, so the two differ only by what the product adds around the index.
-PRODUCT_EF_SEARCH = rag_queries.HNSW_EF_SEARCH_MIN
-
 _NEAREST = text("SELECT id FROM chunks ORDER BY embedding <=> :v LIMIT :k").bindparams(
     bindparam("v", type_=Vector())
 )
+
+
+async def product_ef_search(conn: ReadConnection) -> int:
+    """The candidates the product's dense half keeps for a top 10 on this corpus: the bare
+    query is measured with the same, so the two differ only by what the product adds around
+    the index."""
+    return await rag_queries.ef_search(conn, 10)
 
 
 async def default_workspace(conn: ReadConnection) -> UUID:

@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app.access.principal import LOCAL_ADMIN
 from app.config import Settings
 from app.db.engine import ReadConnection
-from app.rag import retrieval
+from app.rag import queries, retrieval
 from app.rag.embeddings import make_embedder
 from app.rag.schemas import SearchMode, SearchRequest
 from app.search import service as search_service
@@ -134,3 +134,14 @@ async def test_vectors_are_stored_in_their_row(conn: AsyncConnection) -> None:
         )
     ).scalar_one()
     assert storage in (b"m", "m")
+
+
+async def test_the_hnsw_candidates_grow_with_the_corpus(conn: AsyncConnection) -> None:
+    read = ReadConnection(conn)
+    await conn.execute(text("UPDATE corpus_stats SET chunk_count = 50000"))
+    assert await queries.ef_search(read, 10) == queries.HNSW_EF_SEARCH_MIN
+    assert await queries.ef_search(read, 300) == 300
+    await conn.execute(text("UPDATE corpus_stats SET chunk_count = 600000"))
+    assert await queries.ef_search(read, 10) == 600
+    await conn.execute(text("UPDATE corpus_stats SET chunk_count = 5000000"))
+    assert await queries.ef_search(read, 10) == queries.HNSW_EF_SEARCH_MAX
