@@ -25,8 +25,10 @@ from app.rag.schemas import SearchHit
 
 # Stemmed English lexemes for both ingest and queries (the two must match).
 TS_CONFIG = "english"
-# Robertson's k1 and b as Anserini and the BEIR baselines set them (0.9, 0.4): on SciFact they
-# beat the textbook 1.2 / 0.75 by 0.01 nDCG@10 in keyword mode, and they are no SciFact fit.
+# The k1 and b of each posting's write-time impact, which only orders a lexeme's postings for the
+# per-lexeme cut (ADR 0004). The scores use the query-time values of `retrieval.Tuning`
+# (ADR 0014); within one lexeme the order barely moves with them, and changing these would
+# rewrite every posting.
 BM25_K1 = 0.9
 BM25_B = 0.4
 # pgvector's bounds for hnsw.ef_search are 1..1000. The floor grows with the corpus, so that the
