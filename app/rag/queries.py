@@ -442,12 +442,16 @@ _PARAMETER_TYPES: dict[str, Any] = {
 
 async def _size_vector_search(conn: ReadConnection, depth: int) -> None:
     # The HNSW scan keeps ef_search candidates: sized to the depth (with fewer than the LIMIT it
-    # would iterate, slowly, to fill the rest) and to the corpus (above). Local to the
-    # transaction, as every request has its own; read from the statistics row in the same
-    # statement, so it costs no extra round trip.
+    # would iterate, slowly, to fill the rest) and to the corpus (above). And a plan for these
+    # very values, every time: after five runs of a prepared statement PostgreSQL may keep a
+    # generic plan, which cannot fold the optional filters (`:workspaces IS NULL OR ...`); for
+    # the keyword mode it did, and took 10.2 ms at p50 against 4.3 planned afresh (100k chunks,
+    # natural queries, docs/BENCHMARKS.md). Both local to the transaction, as every request has
+    # its own; read from the statistics row in the same statement, so no extra round trip.
     await conn.execute(
         text(
-            "SELECT set_config('hnsw.ef_search', least(:max, greatest(:depth, :min, "
+            "SELECT set_config('plan_cache_mode', 'force_custom_plan', true), "
+            "set_config('hnsw.ef_search', least(:max, greatest(:depth, :min, "
             "  chunk_count / :per))::text, true) FROM corpus_stats"
         ),
         {
@@ -513,8 +517,7 @@ def _prepared(params: SearchParams) -> tuple[str, dict[str, Any]]:
 async def search(conn: ReadConnection, params: SearchParams) -> list[SearchHit]:
     """Run the hybrid (or single-mode) search statement within the caller's scope."""
     sql, values = _prepared(params)
-    if params.embedding is not None:
-        await _size_vector_search(conn, params.dense_depth)
+    await _size_vector_search(conn, params.dense_depth)
     rows = await conn.execute(_clause(sql), values)
     return [
         SearchHit(
@@ -538,8 +541,7 @@ async def explain(conn: ReadConnection, params: SearchParams, *, analyze: bool =
     """The plan PostgreSQL chooses for the search statement (tests check the indexes it uses);
     with `analyze`, run, with each node's time and buffers (scripts/explain_search.py)."""
     sql, values = _prepared(params)
-    if params.embedding is not None:
-        await _size_vector_search(conn, params.dense_depth)
+    await _size_vector_search(conn, params.dense_depth)
     command = "EXPLAIN (ANALYZE, BUFFERS) " if analyze else "EXPLAIN "
     rows = await conn.execute(_clause(command + sql), values)
     return "\n".join(row[0] for row in rows)
