@@ -41,6 +41,8 @@ class Tuning:
     repeats: Literal["never", "passages", "always"] = "passages"
     # The floor's idf mass: the query's rarest this many lexemes' (ADR 0014).
     coverage_terms: int = 4
+    # Fewer postings for common lexemes, by their idf's share of the rarest one's: 16% faster
+    # keyword searches, but −0.006 nDCG@10 on SciFact, so off (docs/BENCHMARKS.md).
     postings_by_idf: bool = False
     # BM25 at query time: k1 1.2 and b 0.5 held the keyword half at BM25's level on both CISI's
     # paragraphs and SciFact's claims (ADR 0014; 0.9 / 0.4 under-normalised CISI's lengths).
