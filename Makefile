@@ -2,6 +2,13 @@
 # Both share `make setup`, which is idempotent and does nothing when nothing changed.
 
 PYTHON ?= python3
+
+# Python compiles each module it imports once and keeps the bytecode in __pycache__ (git ignores
+# it; pip would compile the whole environment at install, uv leaves it to first use). A machine
+# that sets PYTHONDONTWRITEBYTECODE (this one does) makes every process compile every module it
+# imports again: `import app.main` took 8.3 s that way against 4.4 s, paid by each `corpus`
+# process the suite and the browser run start. The project's own commands keep their caches.
+unexport PYTHONDONTWRITEBYTECODE
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -57,7 +64,9 @@ test-frontend: setup build
 # worker, so a module-scoped server starts once. Modules are handed out in the suite's order,
 # which puts the longest first (LONG_MODULES in tests/conftest.py), not sorted by their number
 # of tests: a long module with few tests handed out last kept one worker busy a minute alone.
-test-python: setup build
+# pytest needs the Python environment only (its SPA tests serve a folder they write), so it does
+# not wait about 30 s for npm's install and the web app's build: those run beside it.
+test-python: $(STAMP)
 	$(BIN)/pytest -n auto --dist loadscope --no-loadscope-reorder
 
 # The built web app in Debian's Chromium against a real `corpus serve` (embedded PostgreSQL in a

@@ -35,17 +35,17 @@ from app.rag.retrieval import DEFAULT_TUNING, Tuning
 from app.rag.schemas import SearchMode
 
 BASE = DEFAULT_TUNING
-K12 = replace(BASE, bm25_k1=1.2)
 VARIANTS: list[tuple[str, SearchMode, Tuning]] = [
-    ("keyword cover 4 k1=1.2 b=0.5", "keyword", replace(K12, coverage_terms=4, bm25_b=0.5)),
-    ("keyword cover 4 k1=1.2 b=0.6", "keyword", replace(K12, coverage_terms=4, bm25_b=0.6)),
-    ("hybrid cover 4 k1=1.2 b=0.5", "hybrid", replace(K12, coverage_terms=4, bm25_b=0.5)),
-    ("hybrid cover 4 k1=1.2 b=0.6", "hybrid", replace(K12, coverage_terms=4, bm25_b=0.6)),
+    ("hybrid postings 1000", "hybrid", BASE),
+    ("hybrid postings 500", "hybrid", replace(BASE, postings_per_term=500)),
+    ("hybrid postings 300", "hybrid", replace(BASE, postings_per_term=300)),
+    ("hybrid postings 200", "hybrid", replace(BASE, postings_per_term=200)),
     (
-        "hybrid cover 4 k1=1.2 b=0.5 rrf_k=20",
+        "hybrid postings 300 by idf",
         "hybrid",
-        replace(K12, coverage_terms=4, bm25_b=0.5, rrf_k=20),
+        replace(BASE, postings_per_term=300, postings_by_idf=True),
     ),
+    ("keyword postings 300", "keyword", replace(BASE, postings_per_term=300)),
 ]
 
 

@@ -1,11 +1,11 @@
-"""The doors' smaller edges: unknown API paths are a JSON 404 whatever the method, the web app's
-page gets the sign-in pages' protections, numbers and flags are what JSON says they are, and a
-search's reported time says nothing about documents the caller cannot see."""
+"""The doors' smaller edges: unknown API paths are a JSON 404 whatever the method, numbers and
+flags are what JSON says they are, and a search's reported time says nothing about documents the
+caller cannot see. (The web app's page and its protections: tests/test_spa.py, and the built
+page under its policy in the browser run, frontend/e2e.)"""
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +13,6 @@ from typing import Any
 import httpx
 import pytest
 
-from app.config import DEFAULT_STATIC_DIR
 from tests.accounts import Account
 from tests.running import Running, run_fresh_corpus
 
@@ -46,37 +45,6 @@ async def test_a_known_path_with_a_wrong_method_is_still_a_405(corpus: Running) 
         reply = await http.put("/api/documents", json={})
     assert reply.status_code == 405
     assert reply.headers["allow"] == "GET, POST"
-
-
-@pytest.mark.parametrize("path", ["/", "/documents/123"])
-async def test_the_web_apps_page_cannot_be_framed_and_runs_only_its_own_scripts(
-    corpus: Running, path: str
-) -> None:
-    async with httpx.AsyncClient(base_url=corpus.url) as http:
-        page = await http.get(path)
-        sign_in = await http.get("/login")
-    assert page.status_code == 200
-    policy = page.headers["content-security-policy"]
-    assert "frame-ancestors 'none'" in policy
-    assert "script-src 'self'" in policy
-    assert page.headers["x-frame-options"] == "DENY"
-    # The sign-in screen is a screen of the web app, under the same policy.
-    assert sign_in.status_code == 200
-    assert sign_in.headers["content-security-policy"] == policy
-    assert sign_in.text == page.text
-
-
-def test_the_built_web_app_needs_nothing_the_policy_refuses() -> None:
-    index = (DEFAULT_STATIC_DIR / "index.html").read_text()
-    scripts = re.findall(r"<script\b([^>]*)>(.*?)</script>", index, flags=re.S)
-    assert scripts, "the web app is built"
-    for attributes, body in scripts:
-        assert not body.strip(), "an inline script"
-        assert re.search(r'src="/[^/]', attributes), "a script from another origin"
-    assert "<style" not in index
-    assert " style=" not in index
-    for href in re.findall(r'<link\b[^>]*href="([^"]+)"', index):
-        assert re.match(r"/[^/]", href), "a file from another origin"
 
 
 @pytest.mark.parametrize("top_k", ["10", True, 10.0])

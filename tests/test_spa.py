@@ -87,8 +87,10 @@ async def test_a_missing_build_is_a_clear_503(settings: Settings, tmp_path: Path
         assert response.json()["error"]["code"] == "unavailable"
 
 
-@pytest.mark.parametrize("path", ["/login?next=/", "/setup", "/oauth/consent?tx=abc"])
-async def test_the_sign_in_and_consent_screens_are_the_web_app_and_cannot_be_framed(
+@pytest.mark.parametrize(
+    "path", ["/", "/documents/123", "/login?next=/", "/setup", "/oauth/consent?tx=abc"]
+)
+async def test_the_web_apps_page_and_its_sign_in_and_consent_screens_cannot_be_framed(
     spa_client: httpx.AsyncClient, path: str
 ) -> None:
     response = await spa_client.get(path)

@@ -86,6 +86,28 @@ function call(p, method, path, body) {
 let admin
 let runbookId
 
+test('the built page needs nothing its policy refuses: no inline script, nothing from elsewhere', async () => {
+  // The browser would refuse these and log it (the last test fails on any console error), but
+  // only on a screen that is visited; the page itself is read here whole.
+  const reply = await fetch(`${corpus.url}/`)
+  assert.equal(reply.status, 200)
+  const policy = reply.headers.get('content-security-policy')
+  assert.match(policy, /script-src 'self'/)
+  assert.match(policy, /frame-ancestors 'none'/)
+  const index = await reply.text()
+  const scripts = [...index.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)]
+  assert.ok(scripts.length > 0, 'the page loads the web app')
+  for (const [, attributes, body] of scripts) {
+    assert.equal(body.trim(), '', 'an inline script')
+    assert.match(attributes, /src="\/[^/]/, 'a script from another origin')
+  }
+  assert.doesNotMatch(index, /<style/)
+  assert.doesNotMatch(index, / style=/)
+  for (const [, href] of index.matchAll(/<link\b[^>]*href="([^"]+)"/g)) {
+    assert.match(href, /^\/[^/]/, 'a file from another origin')
+  }
+})
+
 test('the first visit creates the admin, who can sign out and back in', async () => {
   admin = await page()
   await admin.goto('/documents')

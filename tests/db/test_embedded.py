@@ -52,34 +52,6 @@ def _wait_gone(pid: int) -> bool:
     return not psutil.pid_exists(pid)
 
 
-def test_two_servers_share_one_database_and_the_last_one_stops_it(
-    data_dir: Path, tmp_path: Path
-) -> None:
-    first, first_url = _serve(data_dir, tmp_path / "first.log")
-    second: subprocess.Popen[bytes] | None = None
-    try:
-        ready = wait_until_ready(f"{first_url}/readyz", first, tmp_path / "first.log")
-        assert ready.json()["status"] == "ready"
-        postgres = embedded.server_pid(data_dir)
-        assert postgres is not None
-
-        second, second_url = _serve(data_dir, tmp_path / "second.log")
-        wait_until_ready(f"{second_url}/readyz", second, tmp_path / "second.log")
-        assert embedded.server_pid(data_dir) == postgres  # attached, not a second server
-
-        assert _interrupt(second) == 0
-        assert httpx.get(f"{first_url}/readyz").json()["status"] == "ready"
-        assert psutil.pid_exists(postgres)
-
-        assert _interrupt(first) == 0
-        assert _wait_gone(postgres), "Ctrl-C on the last server left PostgreSQL running"
-    finally:
-        for process in (first, second):
-            if process is not None and process.poll() is None:
-                process.kill()
-                process.wait()
-
-
 def test_a_killed_process_does_not_keep_the_database_running(
     data_dir: Path, tmp_path: Path
 ) -> None:
@@ -104,6 +76,7 @@ def test_a_killed_process_does_not_keep_the_database_running(
     server, url = _serve(data_dir, tmp_path / "serve.log")
     try:
         wait_until_ready(f"{url}/readyz", server, tmp_path / "serve.log")
+        assert embedded.server_pid(data_dir) == postgres  # attached, not a second server
         assert _interrupt(server) == 0
     finally:
         if server.poll() is None:
@@ -111,11 +84,12 @@ def test_a_killed_process_does_not_keep_the_database_running(
     assert _wait_gone(postgres), "the dead process's pid kept PostgreSQL running"
 
 
-def test_two_servers_started_at_once_on_a_fresh_folder_both_serve(
+def test_two_servers_started_at_once_on_a_fresh_folder_share_one_database_until_the_last_stops(
     data_dir: Path, tmp_path: Path
 ) -> None:
     # Both find an empty database and migrate it: the advisory lock makes the second wait for
-    # the first and then find nothing to do, instead of failing on alembic_version.
+    # the first and then find nothing to do, instead of failing on alembic_version. (A server
+    # attaching to a database another process started: the test above.)
     first, first_url = _serve(data_dir, tmp_path / "first.log")
     second, second_url = _serve(data_dir, tmp_path / "second.log")
     try:
@@ -126,9 +100,13 @@ def test_two_servers_started_at_once_on_a_fresh_folder_both_serve(
             assert wait_until_ready(f"{url}/readyz", process, log).json()["status"] == "ready"
         postgres = embedded.server_pid(data_dir)
         assert postgres is not None
+
         assert _interrupt(second) == 0
+        assert httpx.get(f"{first_url}/readyz").json()["status"] == "ready"
+        assert psutil.pid_exists(postgres), "the first server is still attached"
+
         assert _interrupt(first) == 0
-        assert _wait_gone(postgres)
+        assert _wait_gone(postgres), "Ctrl-C on the last server left PostgreSQL running"
     finally:
         for process in (first, second):
             if process.poll() is None:
