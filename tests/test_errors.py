@@ -21,9 +21,10 @@ class Thing(BaseModel):
     size: int
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 async def error_client(settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
-    """An app on the real engine (committing for real) with a few routes that fail on purpose."""
+    """An app on the real engine (committing for real) with a few routes that fail on purpose;
+    one for the module (an app's start is half a second)."""
     app = create_app(make_settings(settings.data_dir, database_url=settings.database_url))
 
     @app.post("/api/_test/things")

@@ -16,8 +16,9 @@ from tests.support import lifespan, make_settings
 INDEX = "<!doctype html><title>Corpus</title><div id=root></div>"
 
 
-@pytest.fixture
-def dist(tmp_path: Path) -> Path:
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp_path = tmp_path_factory.mktemp("spa")
     dist = tmp_path / "dist"
     (dist / "assets").mkdir(parents=True)
     (dist / "index.html").write_text(INDEX)
@@ -34,8 +35,9 @@ async def _client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
             yield client
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 async def spa_client(settings: Settings, dist: Path) -> AsyncIterator[httpx.AsyncClient]:
+    """One app for the module's requests, which only read (an app's start is half a second)."""
     app = create_app(
         make_settings(settings.data_dir, database_url=settings.database_url, static_dir=dist)
     )

@@ -1,6 +1,7 @@
 """The login throttle and the sameness of every failure: eight failures lock an account for
 fifteen minutes (in PostgreSQL), and unknown email, wrong password, locked and disabled all get
-the same bytes after the same work. Argon2 runs with its real parameters here."""
+the same bytes after the same work. Argon2 runs with its real parameters where the work is
+compared; the tests that count failures hash cheaply, as the rest of the suite does."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from app.auth.service import MAX_FAILED_SIGN_INS
 from app.config import Settings
 from app.main import create_app
 from app.people.passwords import Hasher
-from tests.accounts import PASSWORD, Account, make_account
+from tests.accounts import HASHER, PASSWORD, Account, make_account
 from tests.support import app_client, in_test_transaction, lifespan
 
 
@@ -31,21 +32,22 @@ async def real_app(settings: Settings) -> AsyncIterator[FastAPI]:
 
 
 @pytest.fixture
-async def client(real_app: FastAPI, conn: AsyncConnection) -> AsyncIterator[httpx.AsyncClient]:
+async def real_client(real_app: FastAPI, conn: AsyncConnection) -> AsyncIterator[httpx.AsyncClient]:
     with in_test_transaction(real_app, conn):
         async with app_client(real_app) as client:
             yield client
 
 
 @pytest.fixture
-def hasher(real_app: FastAPI) -> Hasher:
+def real_hasher(real_app: FastAPI) -> Hasher:
     resources_hasher: Hasher = real_app.state.resources.hasher
     return resources_hasher
 
 
 @pytest.fixture
-async def person(conn: AsyncConnection, hasher: Hasher) -> Account:
-    return await make_account(conn, "editor", hasher=hasher)
+async def person(conn: AsyncConnection) -> Account:
+    """An editor, for the session's app (`client`), which hashes cheaply."""
+    return await make_account(conn, "editor")
 
 
 async def _login(client: httpx.AsyncClient, email: str, password: str) -> httpx.Response:
@@ -84,9 +86,9 @@ async def test_the_count_survives_the_failed_requests_rollback(
 
 
 async def test_a_lock_runs_out_and_an_admin_can_lift_it_sooner(
-    client: httpx.AsyncClient, conn: AsyncConnection, person: Account, hasher: Hasher
+    client: httpx.AsyncClient, conn: AsyncConnection, person: Account
 ) -> None:
-    admin = await make_account(conn, "admin", hasher=hasher)
+    admin = await make_account(conn, "admin")
     email = person.user.email
     for _ in range(MAX_FAILED_SIGN_INS):
         await _login(client, email, "wrong password!")
@@ -109,7 +111,7 @@ async def test_a_lock_runs_out_and_an_admin_can_lift_it_sooner(
 
 
 async def _every_failure(
-    client: httpx.AsyncClient, conn: AsyncConnection, person: Account, hasher: Hasher
+    client: httpx.AsyncClient, conn: AsyncConnection, person: Account, hasher: Hasher = HASHER
 ) -> dict[str, tuple[str, str]]:
     """An email and password for each kind of failure (a locked account locked by now)."""
     locked = await make_account(conn, "viewer", hasher=hasher)
@@ -131,9 +133,9 @@ async def _every_failure(
 
 
 async def test_every_failure_gets_the_same_bytes(
-    client: httpx.AsyncClient, conn: AsyncConnection, person: Account, hasher: Hasher
+    client: httpx.AsyncClient, conn: AsyncConnection, person: Account
 ) -> None:
-    failures = await _every_failure(client, conn, person, hasher)
+    failures = await _every_failure(client, conn, person)
     replies = {
         name: await _login(client, email, password) for name, (email, password) in failures.items()
     }
@@ -176,22 +178,22 @@ def statements(conn: AsyncConnection) -> Iterator[list[str]]:
 
 
 async def test_every_failure_verifies_one_hash_and_runs_the_same_statements(
-    client: httpx.AsyncClient,
+    real_client: httpx.AsyncClient,
     conn: AsyncConnection,
-    person: Account,
-    hasher: Hasher,
+    real_hasher: Hasher,
     verified: list[str],
     statements: list[str],
 ) -> None:
     """Equal work, not a padding sleep: an unknown email (or an agent, or no password) verifies
     the dummy hash, made with the same parameters as a real one, and every failure runs the
     same statements; so no failure answers sooner than another."""
-    failures = await _every_failure(client, conn, person, hasher)
+    person = await make_account(conn, "editor", hasher=real_hasher)
+    failures = await _every_failure(real_client, conn, person, real_hasher)
     work: dict[str, tuple[list[str], list[str]]] = {}
     for name, (email, password) in failures.items():
         verified.clear()
         statements.clear()
-        assert (await _login(client, email, password)).status_code == 401
+        assert (await _login(real_client, email, password)).status_code == 401
         work[name] = (verified[:], statements[:])
     assert {name: len(hashes) for name, (hashes, _) in work.items()} == dict.fromkeys(work, 1)
     assert work["unknown email"][0] == [repr(extract_parameters(PasswordHasher().hash("x")))]
