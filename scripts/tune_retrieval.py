@@ -36,16 +36,13 @@ from app.rag.schemas import SearchMode
 
 BASE = DEFAULT_TUNING
 VARIANTS: list[tuple[str, SearchMode, Tuning]] = [
-    ("hybrid postings 1000", "hybrid", BASE),
+    ("hybrid", "hybrid", BASE),
+    ("hybrid rrf_k=20", "hybrid", replace(BASE, rrf_k=20)),
+    ("hybrid rrf_k=40", "hybrid", replace(BASE, rrf_k=40)),
+    ("hybrid dense 1.2", "hybrid", replace(BASE, dense_weight=1.2)),
+    ("hybrid keyword 1.2", "hybrid", replace(BASE, keyword_weight=1.2)),
+    ("hybrid dense depth 200", "hybrid", replace(BASE, dense_depth=200, keyword_depth=200)),
     ("hybrid postings 500", "hybrid", replace(BASE, postings_per_term=500)),
-    ("hybrid postings 300", "hybrid", replace(BASE, postings_per_term=300)),
-    ("hybrid postings 200", "hybrid", replace(BASE, postings_per_term=200)),
-    (
-        "hybrid postings 300 by idf",
-        "hybrid",
-        replace(BASE, postings_per_term=300, postings_by_idf=True),
-    ),
-    ("keyword postings 300", "keyword", replace(BASE, postings_per_term=300)),
 ]
 
 
