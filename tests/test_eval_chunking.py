@@ -1,5 +1,6 @@
-"""`corpus eval` embeds its corpus ahead of the ingest, in large batches for the cache: the texts
-it prepares must be exactly those the ingest then embeds, window and title cut included."""
+"""`corpus eval` embeds its corpus ahead of the ingest, for the cache: the texts it prepares must
+be exactly those the ingest then embeds, window and title cut included, and in the same calls (a
+document's chunks together): the local model's vectors follow their batch."""
 
 from __future__ import annotations
 
@@ -14,18 +15,18 @@ from app.rag.embeddings.hash import HashEmbedder
 
 
 class RecordingEmbedder(HashEmbedder):
-    """Hash vectors with the local model's window and tokenizer, remembering every passage."""
+    """Hash vectors with the local model's window and tokenizer, remembering every call."""
 
     def __init__(self) -> None:
         super().__init__()
         self.window = local.WINDOW
-        self.passages: list[str] = []
+        self.calls: list[list[str]] = []
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         return local.count_tokens(texts)
 
     async def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        self.passages += texts
+        self.calls.append(list(texts))
         return await super().embed_passages(texts)
 
 
@@ -42,9 +43,10 @@ async def test_eval_prepares_exactly_the_texts_its_ingest_embeds(settings: Setti
     embedder = RecordingEmbedder()
 
     await prepare_embeddings(embedder, corpus, lambda *_: None)
-    prepared, embedder.passages = embedder.passages, []
+    prepared, embedder.calls = embedder.calls, []
     async with throwaway_database(settings, "corpus_evalchunks") as db:
         await ingest_corpus(db, embedder, settings, corpus, lambda *_: None)
 
-    assert len(prepared) > 10
-    assert prepared == embedder.passages
+    assert len(prepared) == len(corpus)
+    assert sum(len(call) for call in prepared) > 10
+    assert prepared == embedder.calls
