@@ -96,8 +96,11 @@ async def test_the_web_apps_page_and_its_sign_in_and_consent_screens_cannot_be_f
     spa_client: httpx.AsyncClient, path: str
 ) -> None:
     response = await spa_client.get(path)
+    page = await spa_client.get("/")
     assert response.status_code == 200
     assert response.text == INDEX
     assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
     assert "script-src 'self';" in response.headers["content-security-policy"]
     assert response.headers["x-frame-options"] == "DENY"
+    # Every screen is the web app's page, under the very same policy.
+    assert response.headers["content-security-policy"] == page.headers["content-security-policy"]
