@@ -22,7 +22,7 @@ from app.access.principal import Principal, require_password_changed
 from app.auth import service as auth_service
 from app.auth.tokens import API_KEY_PREFIX
 from app.config import Settings
-from app.db.engine import ReadConnection, ShortTransaction, WriteConnection
+from app.db.engine import ReadConnection, ShortTransaction, SideReads, WriteConnection
 from app.errors import AppError, Forbidden, RateLimited, Unauthorized
 from app.people.passwords import Hasher
 from app.rag.embeddings.base import Embedder
@@ -147,6 +147,11 @@ async def read_connection(
         yield conn
 
 
+def side_reads(request: Request) -> SideReads | None:
+    """Second read connections, for a statement that runs beside the request's own (ADR 0015)."""
+    return get_resources(request).db.side_reads
+
+
 async def optional_principal(
     caller: Annotated[Caller, Depends(resolve_caller)],
 ) -> Principal | None:
@@ -223,6 +228,7 @@ AppHasher = Annotated[Hasher, Depends(get_hasher)]
 ShortTx = Annotated[ShortTransaction, Depends(short_transaction)]
 WriteConn = Annotated[WriteConnection, Depends(write_connection, scope="function")]
 ReadConn = Annotated[ReadConnection, Depends(read_connection, scope="function")]
+AppSideReads = Annotated[SideReads | None, Depends(side_reads)]
 AppEmbedder = Annotated[Embedder, Depends(get_embedder)]
 AppRouting = Annotated[Routing, Depends(get_routing)]
 # The caller must be signed in (cookie or API key) and free of a temporary password.

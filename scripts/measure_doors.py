@@ -39,7 +39,7 @@ from app.auth import service as auth_service
 from app.auth.schemas import ApiKeyCreate
 from app.bench import queries as bench_queries
 from app.bench.evaluation import throwaway_database
-from app.bench.load import CHUNKS_PER_DOCUMENT, WORDS_PER_CHUNK, Zipf, percentiles
+from app.bench.load import CHUNKS_PER_DOCUMENT, Zipf, percentiles
 from app.config import Settings
 from app.db import embedded
 from app.db.engine import Database
@@ -75,10 +75,7 @@ async def _seed(db: Database, settings: Settings, documents: int) -> tuple[str, 
     embedder = make_embedder(settings)
     try:
         for i in range(documents):
-            content = "\n\n".join(
-                corpus.text(corpus.random.randint(*WORDS_PER_CHUNK))
-                for _ in range(CHUNKS_PER_DOCUMENT)
-            )
+            content = "\n\n".join(corpus.passage() for _ in range(CHUNKS_PER_DOCUMENT))
             async with db.write() as conn:
                 await documents_service.create(
                     conn,

@@ -7,10 +7,11 @@ import uuid
 from dataclasses import dataclass
 
 import httpx
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.access.capabilities import Role
-from app.access.principal import LOCAL_ADMIN, Kind
+from app.access.principal import LOCAL_ADMIN, Kind, Principal
 from app.auth import service as auth_service
 from app.auth.schemas import ApiKeyCreate
 from app.db.engine import ReadConnection, WriteConnection
@@ -92,3 +93,15 @@ async def sign_in(client: httpx.AsyncClient, account: Account) -> None:
         "/api/auth/login", json={"email": account.user.email, "password": account.password}
     )
     assert reply.status_code == 200, reply.text
+
+
+async def person(conn: AsyncConnection, email: str, role: Role = "editor") -> Principal:
+    """A person with no password or key, as the services see them (for tests that call the
+    services directly)."""
+    user_id = (
+        await conn.execute(
+            text("INSERT INTO users (email, role) VALUES (:e, :r) RETURNING id"),
+            {"e": email, "r": role},
+        )
+    ).scalar_one()
+    return Principal(user_id=user_id, email=email, role=role)

@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from app.bench.load import bench
+from app.bench.load import HELD_OUT_SEED, Zipf, bench
 from app.config import Settings
 from app.db import scratch
 from tests.support import PROJECT_ROOT, child_env, make_settings, run_corpus_here
@@ -191,6 +191,19 @@ async def test_bench_measures_latency_recall_and_ingest_on_a_small_corpus(
         }
     assert row["hnsw_recall@10"]["ef_search=100"] >= 0.9
     assert "load 600" in stages
+
+
+def test_held_out_passages_are_the_same_whatever_the_corpus_drew_and_none_of_its_chunks() -> None:
+    # A kept corpus skips its load, so the corpus's own stream is elsewhere than after a load;
+    # the held-out passages must not follow it (they were once the kept corpus's first chunks).
+    loaded, kept = Zipf(seed=7), Zipf(seed=7)
+    chunks = {loaded.passage() for _ in range(300)}
+    after_load = loaded.stream(HELD_OUT_SEED)
+    without_load = kept.stream(HELD_OUT_SEED)
+    held_out = [after_load.passage() for _ in range(50)]
+    assert held_out == [without_load.passage() for _ in range(50)]
+    assert not chunks & set(held_out)
+    assert kept.passage() in chunks  # the corpus's own stream is untouched by the other
 
 
 async def test_a_kept_bench_corpus_is_measured_again_without_loading(settings: Settings) -> None:

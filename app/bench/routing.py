@@ -13,7 +13,7 @@ from typing import Any
 from app.access.principal import LOCAL_ADMIN
 from app.bench import queries as bench_queries
 from app.bench.evaluation import throwaway_database
-from app.bench.load import WORDS_PER_CHUNK, Progress, Zipf, _insert_batch, percentiles
+from app.bench.load import Progress, Zipf, _insert_batch, percentiles
 from app.config import Settings
 from app.documents import service as documents_service
 from app.documents.schemas import WorkspaceCreate
@@ -70,7 +70,7 @@ async def bench_routing(
             loaded = 0
             while loaded < chunks_per_workspace:
                 size = min(BATCH, chunks_per_workspace - loaded)
-                bodies = [corpus.text(corpus.random.randint(*WORDS_PER_CHUNK)) for _ in range(size)]
+                bodies = [corpus.passage() for _ in range(size)]
                 vectors = await hasher.embed_passages(bodies)
                 async with db.write() as conn:
                     await _insert_batch(

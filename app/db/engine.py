@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import NewType
@@ -18,6 +19,9 @@ WriteConnection = NewType("WriteConnection", ReadConnection)
 # and for work that must hold no connection between its transactions (Argon2).
 # `Database.write` is one; tests pass one that opens a savepoint of their own transaction.
 ShortTransaction = Callable[[], AbstractAsyncContextManager[WriteConnection]]
+
+# Opens a read-only transaction beside the request's (`SideReads.reserve`).
+SideRead = Callable[[], AbstractAsyncContextManager[ReadConnection]]
 
 
 CONNECT_TIMEOUT_S = 10
@@ -48,6 +52,14 @@ def make_engine(url: str, *, max_connections: int = 20) -> AsyncEngine:
     )
 
 
+@asynccontextmanager
+async def _read_only(engine: AsyncEngine) -> AsyncIterator[ReadConnection]:
+    async with engine.connect() as conn:
+        await conn.exec_driver_sql("SET TRANSACTION READ ONLY")
+        yield ReadConnection(conn)
+        await conn.rollback()
+
+
 class Database:
     """The process's engines: one for writes, one for reads (the same unless a replica is set)."""
 
@@ -60,6 +72,7 @@ class Database:
             if read_url
             else self.write_engine
         )
+        self.side_reads = SideReads(read_url or write_url)
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[WriteConnection]:
@@ -67,15 +80,49 @@ class Database:
         async with self.write_engine.begin() as conn:
             yield WriteConnection(ReadConnection(conn))
 
-    @asynccontextmanager
-    async def read(self) -> AsyncIterator[ReadConnection]:
+    def read(self) -> AbstractAsyncContextManager[ReadConnection]:
         """One read-only transaction."""
-        async with self.read_engine.connect() as conn:
-            await conn.exec_driver_sql("SET TRANSACTION READ ONLY")
-            yield ReadConnection(conn)
-            await conn.rollback()
+        return _read_only(self.read_engine)
 
     async def dispose(self) -> None:
+        await self.side_reads.dispose()
         await self.write_engine.dispose()
         if self.read_engine is not self.write_engine:
             await self.read_engine.dispose()
+
+
+class SideReads:
+    """Second connections, for a statement a request runs while its own connection is busy with
+    another: the keyword half of a long hybrid search (docs/adr/0015).
+
+    At most `limit` at once, and only when one is free: a search apart keeps two cores busy, so
+    when the searches in flight already fill the cores, the next ones run on their own
+    connection alone, as one statement. By default one per two cores (of this host: the
+    embedded server's too). The pool is as large as the limit, so a reserved connection never
+    waits for another request's, and a request waiting for one cannot hold up the others.
+    """
+
+    def __init__(self, url: str, limit: int | None = None) -> None:
+        self.limit = limit if limit is not None else max(1, (os.cpu_count() or 2) // 2)
+        self.engine = make_engine(url, max_connections=self.limit)
+        self._reserved = 0
+
+    @asynccontextmanager
+    async def reserve(self) -> AsyncIterator[SideRead | None]:
+        """For the block: a side connection to open, or None when all `limit` are taken. The
+        decision is made at once, without waiting."""
+        if self._reserved >= self.limit:
+            yield None
+            return
+        self._reserved += 1
+        try:
+            yield self.read
+        finally:
+            self._reserved -= 1
+
+    def read(self) -> AbstractAsyncContextManager[ReadConnection]:
+        """One read-only transaction on a side connection (reserve one first)."""
+        return _read_only(self.engine)
+
+    async def dispose(self) -> None:
+        await self.engine.dispose()

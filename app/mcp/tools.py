@@ -167,7 +167,13 @@ class Tools:
                 query=query, workspaces=workspaces, tags=tags, top_k=top_k, mode=mode
             )
             return await search_service.search(
-                conn, principal, current.embedder, current.settings, request, door=DOOR
+                conn,
+                principal,
+                current.embedder,
+                current.settings,
+                request,
+                door=DOOR,
+                side=current.db.side_reads,
             )
 
     @_listed("Upload a document", ADDS)

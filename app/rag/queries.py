@@ -14,7 +14,17 @@ from uuid import UUID
 
 import numpy as np
 from pgvector.sqlalchemy import Vector
-from sqlalchemy import Boolean, Float, Text, bindparam, func, insert, literal_column, text
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Float,
+    Text,
+    bindparam,
+    func,
+    insert,
+    literal_column,
+    text,
+)
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.sql.elements import TextClause
@@ -347,35 +357,38 @@ SELECT c.id AS chunk_id, c.document_id, d.title, w.slug AS workspace, c.heading_
 
 _JOINS = """
 CROSS JOIN (SELECT tsvector_to_array(to_tsvector('{config}', :query)) AS lexemes) AS q
-JOIN chunks c ON c.id = f.id
+JOIN chunks c ON c.id = f.id{rescope}
 JOIN documents d ON d.id = c.document_id
 JOIN workspaces w ON w.id = c.workspace_id""".replace("{config}", TS_CONFIG)
 
 # With filters on the document (tags, "ask about this doc") or the text (quoted phrases), the
 # candidates are joined and filtered before the best are taken.
-_RESULT_FILTERED = (
-    _COLUMNS
-    + """
-FROM fused f"""
-    + _JOINS
-    + """
+_FILTERED = """
 WHERE (CAST(:tags AS text[]) IS NULL OR d.tags && CAST(:tags AS text[]))
   AND (CAST(:documents AS uuid[]) IS NULL OR c.document_id = ANY(CAST(:documents AS uuid[])))
   AND NOT EXISTS (SELECT 1 FROM unnest(CAST(:phrases AS text[])) AS p(phrase)
                   WHERE NOT c.tsv @@ phraseto_tsquery('{config}', p.phrase))
 ORDER BY f.score DESC, c.id
 LIMIT :limit""".replace("{config}", TS_CONFIG)
-)
 
-# Without them, the best are taken first and only they are joined to their text and document.
-_RESULT = (
-    _COLUMNS
-    + """
-FROM (SELECT * FROM fused ORDER BY score DESC, id LIMIT :limit) f"""
-    + _JOINS
-    + """
-ORDER BY f.score DESC, c.id"""
-)
+
+def _result(*, with_filters: bool, rescope: bool) -> str:
+    """The statement's end: the best fused candidates joined to their text and document.
+
+    Without filters the best are taken first and only they are joined. With `rescope`, each hit
+    passes the caller's scope again: the halves were read apart (ADR 0015), each within the
+    scope at its own moment, and the text is read now.
+    """
+    joins = _JOINS.replace("{rescope}", " AND " + _SCOPE.replace("x.", "c.") if rescope else "")
+    if with_filters:
+        return _COLUMNS + "\nFROM fused f" + joins + _FILTERED
+    return (
+        _COLUMNS
+        + "\nFROM (SELECT * FROM fused ORDER BY score DESC, id LIMIT :limit) f"
+        + joins
+        + "\nORDER BY f.score DESC, c.id"
+    )
+
 
 _FUSE_HYBRID = """
 fused AS (
@@ -414,7 +427,7 @@ def _statement(params: SearchParams) -> str:
         parts.append(_FUSE_DENSE)
     else:
         parts.append(_FUSE_KEYWORD)
-    return "WITH " + ",".join(parts) + (_RESULT_FILTERED if filtered(params) else _RESULT)
+    return "WITH " + ",".join(parts) + _result(with_filters=filtered(params), rescope=False)
 
 
 def filtered(params: SearchParams) -> bool:
@@ -433,6 +446,12 @@ _PARAMETER_TYPES: dict[str, Any] = {
     "postings_by_idf": Boolean(),
     "phrases": ARRAY(Text),
     "embedding": Vector(),
+    "dense_ids": ARRAY(PG_UUID(as_uuid=True)),
+    "keyword_ids": ARRAY(PG_UUID(as_uuid=True)),
+    "dense_scores": ARRAY(Float()),
+    "keyword_scores": ARRAY(Float()),
+    "dense_ranks": ARRAY(BigInteger()),
+    "keyword_ranks": ARRAY(BigInteger()),
     **dict.fromkeys(
         ["k1", "b", "dense_weight", "keyword_weight", "rrf_k", "min_similarity", "min_coverage"],
         Float(),
@@ -518,7 +537,10 @@ async def search(conn: ReadConnection, params: SearchParams) -> list[SearchHit]:
     """Run the hybrid (or single-mode) search statement within the caller's scope."""
     sql, values = _prepared(params)
     await _size_vector_search(conn, params.dense_depth)
-    rows = await conn.execute(_clause(sql), values)
+    return _hits(await conn.execute(_clause(sql), values))
+
+
+def _hits(rows: Any) -> list[SearchHit]:
     return [
         SearchHit(
             chunk_id=row.chunk_id,
@@ -535,6 +557,82 @@ async def search(conn: ReadConnection, params: SearchParams) -> list[SearchHit]:
         )
         for row in rows
     ]
+
+
+# --- the halves apart (ADR 0015) -------------------------------------------------------------
+# A hybrid search with a second connection reads its two halves at once, one on each, and fuses
+# them in a third statement on the request's connection: the same CTEs and the same fusion as
+# the one statement above, so the same hits (tests/rag/test_halves_apart.py).
+
+_DENSE_HALF = "WITH " + _DENSE + "\nSELECT id, similarity AS score, rank FROM dense"
+_KEYWORD_HALF = "WITH " + _KEYWORD + "\nSELECT id, coverage AS score, rank FROM keyword"
+
+_HALVES_GIVEN = """
+dense AS (
+  SELECT * FROM unnest(CAST(:dense_ids AS uuid[]), CAST(:dense_scores AS float8[]),
+                       CAST(:dense_ranks AS bigint[])) AS h(id, similarity, rank)
+),
+keyword AS (
+  SELECT * FROM unnest(CAST(:keyword_ids AS uuid[]), CAST(:keyword_scores AS float8[]),
+                       CAST(:keyword_ranks AS bigint[])) AS h(id, coverage, rank)
+)"""
+
+
+@dataclass(frozen=True, slots=True)
+class Half:
+    """One half's ranking: chunk ids best first, with their similarity (dense) or idf
+    coverage (keyword), and their ranks."""
+
+    ids: list[UUID]
+    scores: list[float]
+    ranks: list[int]
+
+
+async def _half(conn: ReadConnection, sql: str, values: dict[str, Any]) -> Half:
+    rows = (await conn.execute(_clause(sql), values)).all()
+    return Half(
+        ids=[row.id for row in rows],
+        scores=[float(row.score) for row in rows],
+        ranks=[int(row.rank) for row in rows],
+    )
+
+
+async def dense_half(conn: ReadConnection, params: SearchParams) -> Half:
+    """The dense half of a hybrid search, alone."""
+    _, values = _prepared(params)
+    await _size_vector_search(conn, params.dense_depth)
+    return await _half(conn, _DENSE_HALF, values)
+
+
+async def keyword_half(conn: ReadConnection, params: SearchParams) -> Half:
+    """The keyword half of a hybrid search, alone."""
+    _, values = _prepared(params)
+    await conn.execute(text("SELECT set_config('plan_cache_mode', 'force_custom_plan', true)"))
+    return await _half(conn, _KEYWORD_HALF, values)
+
+
+async def fuse(
+    conn: ReadConnection, params: SearchParams, dense: Half, keyword: Half
+) -> list[SearchHit]:
+    """The hits of a hybrid search from its two halves, read apart: fused, filtered, and joined
+    to their text, each within the caller's scope again."""
+    _, values = _prepared(params)
+    values |= {
+        "dense_ids": dense.ids,
+        "dense_scores": dense.scores,
+        "dense_ranks": dense.ranks,
+        "keyword_ids": keyword.ids,
+        "keyword_scores": keyword.scores,
+        "keyword_ranks": keyword.ranks,
+    }
+    sql = (
+        "WITH "
+        + _HALVES_GIVEN
+        + ","
+        + _FUSE_HYBRID
+        + _result(with_filters=filtered(params), rescope=True)
+    )
+    return _hits(await conn.execute(_clause(sql), values))
 
 
 async def explain(conn: ReadConnection, params: SearchParams, *, analyze: bool = False) -> str:

@@ -5,6 +5,8 @@ checks the request, resolves its workspaces and records the question."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -13,7 +15,7 @@ from uuid import UUID
 import numpy as np
 
 from app.config import Settings
-from app.db.engine import ReadConnection
+from app.db.engine import ReadConnection, SideRead, SideReads
 from app.rag import queries
 from app.rag.embeddings.base import Embedder
 from app.rag.schemas import SearchHit, SearchMode
@@ -61,6 +63,13 @@ DEFAULT_TUNING = Tuning()
 # cost the keyword half 0.02 nDCG@10 and counting each word once 0.06; on SciFact's claims
 # (searches, all but one) counting repeats cost 0.003 (docs/BENCHMARKS.md, ADR 0014).
 PASSAGE_WORDS = 32
+
+
+# A hybrid query of more words than this reads its halves at once, when it may (`run`): the
+# keyword half's cost grows with the query's words, and at 100k chunks it cost 10 ms on 12-20
+# words, as much as the dense half, against 3 ms on 2-6 words, where the third statement the
+# fusion then needs ate the gain (docs/BENCHMARKS.md, ADR 0015).
+APART_FROM_WORDS = 6
 
 
 def is_passage(query: str) -> bool:
@@ -131,10 +140,12 @@ async def run(
     limit: int,
     tuning: Tuning = DEFAULT_TUNING,
     document_ids: list[UUID] | None = None,
+    side: SideReads | None = None,
 ) -> list[SearchHit]:
     """Rank the chunks `caller_id` may see for a query the search service has checked, in
     `workspace_ids` (None: every workspace), of `document_ids` only when given. It ranks, and
-    records nothing.
+    records nothing. With `side`, a long hybrid search reads its keyword half on a second
+    connection while the request's reads the dense half, if one is free (ADR 0015).
     """
     if workspace_ids == [] or document_ids == []:
         return []
@@ -151,4 +162,32 @@ async def run(
         tuning=tuning,
         document_ids=document_ids,
     )
+    if side is not None and mode == "hybrid" and len(query.split()) > APART_FROM_WORDS:
+        async with side.reserve() as other:
+            if other is not None:
+                return await _halves_apart(conn, other, params)
     return await queries.search(conn, params)
+
+
+async def _halves_apart(
+    conn: ReadConnection, side: SideRead, params: queries.SearchParams
+) -> list[SearchHit]:
+    """The hybrid search as two statements at once and a third that fuses them: on natural
+    queries the halves cost about the same, and one after the other in one statement they took
+    their sum (docs/BENCHMARKS.md)."""
+
+    async def keyword() -> queries.Half:
+        async with side() as other:
+            return await queries.keyword_half(other, params)
+
+    keyword_task = asyncio.create_task(keyword())
+    try:
+        dense = await queries.dense_half(conn, params)
+    except BaseException:
+        # Not left running on a connection nobody waits for; its own failure, if any, is
+        # beside the point now.
+        keyword_task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await keyword_task
+        raise
+    return await queries.fuse(conn, params, dense, await keyword_task)

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.deps import PRINCIPAL_ERRORS, AppEmbedder, AppSettings, CurrentPrincipal, WriteConn
+from app.deps import (
+    PRINCIPAL_ERRORS,
+    AppEmbedder,
+    AppSettings,
+    AppSideReads,
+    CurrentPrincipal,
+    WriteConn,
+)
 from app.errors import ValidationFailed
 from app.rag.schemas import SearchRequest, SearchResult
 from app.search import service as search_service
@@ -24,6 +31,7 @@ async def search(
     conn: WriteConn,  # a search records its question
     embedder: AppEmbedder,
     settings: AppSettings,
+    side: AppSideReads,
 ) -> SearchResult:
     """Search: dense and keyword halves fused, with each hit's ranks and matched terms."""
-    return await search_service.search(conn, principal, embedder, settings, request)
+    return await search_service.search(conn, principal, embedder, settings, request, side=side)

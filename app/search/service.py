@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from app.access.principal import Principal
 from app.config import Settings
-from app.db.engine import ReadConnection, WriteConnection
+from app.db.engine import ReadConnection, SideReads, WriteConnection
 from app.documents import service as documents_service
 from app.errors import ValidationFailed
 from app.rag import extractive, retrieval
@@ -52,10 +52,11 @@ async def rank(
     limit: int | None = None,
     tuning: retrieval.Tuning = retrieval.DEFAULT_TUNING,
     document_ids: list[UUID] | None = None,
+    side: SideReads | None = None,
 ) -> list[SearchHit]:
     """The hits `search` would return, without recording the question (for the evaluation and
     the load bench). `limit` may exceed the API's top_k (the evaluation ranks documents from
-    deeper lists).
+    deeper lists). `side` lets a hybrid search read its halves at once (`retrieval.run`).
 
     Raises:
         Forbidden: the role may not search. ValidationFailed: a blank or too long query, or an
@@ -76,6 +77,7 @@ async def rank(
         limit=limit or request.top_k,
         tuning=tuning,
         document_ids=document_ids,
+        side=side,
     )
 
 
@@ -112,15 +114,18 @@ async def search(
     *,
     door: str = "api",
     document_ids: list[UUID] | None = None,
+    side: SideReads | None = None,
 ) -> SearchResult:
     """Search every workspace the caller may see (or the ones asked for; or only the documents
-    `document_ids`) and record the question.
+    `document_ids`) and record the question. `side`: as for `rank`.
 
     Raises:
         ValidationFailed: a blank or too long query, or an unknown workspace.
     """
     started = time.perf_counter()
-    hits = await rank(conn, principal, embedder, settings, request, document_ids=document_ids)
+    hits = await rank(
+        conn, principal, embedder, settings, request, document_ids=document_ids, side=side
+    )
     similarities = [hit.similarity for hit in hits if hit.similarity is not None]
     await record_question(
         conn,

@@ -11,7 +11,6 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.access.principal import Principal
 from app.config import Settings
 from app.db.engine import Database, ReadConnection, WriteConnection
 from app.documents import service as documents_service
@@ -20,7 +19,7 @@ from app.rag import queries
 from app.rag.embeddings import make_embedder
 from app.rag.schemas import SearchRequest
 from app.search import service as search_service
-from tests.accounts import authorize
+from tests.accounts import authorize, person
 
 
 @pytest.fixture(autouse=True)
@@ -186,24 +185,14 @@ async def test_edits_move_search_results(client: httpx.AsyncClient) -> None:
 # --- visibility, through the services with two real people ------------------------------------
 
 
-async def _person(conn: AsyncConnection, email: str, role: str = "editor") -> Principal:
-    user_id = (
-        await conn.execute(
-            text("INSERT INTO users (email, role) VALUES (:e, :r) RETURNING id"),
-            {"e": email, "r": role},
-        )
-    ).scalar_one()
-    return Principal(user_id=user_id, email=email, role=role)  # type: ignore[arg-type]
-
-
 async def test_private_documents_never_reach_another_person(
     conn: AsyncConnection, settings: Settings
 ) -> None:
     write = WriteConnection(ReadConnection(conn))
     embedder = make_embedder(settings)
-    alice = await _person(conn, "alice@example.com")
-    bob = await _person(conn, "bob@example.com")
-    admin = await _person(conn, "admin@example.com", "admin")
+    alice = await person(conn, "alice@example.com")
+    bob = await person(conn, "bob@example.com")
+    admin = await person(conn, "admin@example.com", "admin")
     secret = await documents_service.create(
         write,
         alice,
@@ -234,8 +223,8 @@ async def test_private_documents_do_not_move_anyone_elses_scores(
 ) -> None:
     write = WriteConnection(ReadConnection(conn))
     embedder = make_embedder(settings)
-    alice = await _person(conn, "alice@example.com")
-    bob = await _person(conn, "bob@example.com")
+    alice = await person(conn, "alice@example.com")
+    bob = await person(conn, "bob@example.com")
     await documents_service.create(
         write, bob, embedder, settings, DocumentCreate(title="Notes", content="Quarterly quorum.")
     )
