@@ -6,6 +6,7 @@ chosen by measurement on SciFact (docs/BENCHMARKS.md)."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -489,7 +490,10 @@ async def ef_search(conn: ReadConnection, depth: int) -> int:
     return int((await conn.execute(text("SHOW hnsw.ef_search"))).scalar_one())
 
 
+@functools.cache
 def _clause(sql: str) -> TextClause:
+    # Once per statement text (a few dozen: modes × filters × halves), not per search: finding
+    # the typed parameters scans the whole statement for each name.
     used = [name for name in _PARAMETER_TYPES if re.search(rf":{name}\b", sql)]
     return text(sql).bindparams(*(bindparam(name, type_=_PARAMETER_TYPES[name]) for name in used))
 
