@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 from uuid import UUID
 
 import numpy as np
@@ -176,13 +176,22 @@ async def _halves_apart(
     queries the halves cost about the same, and one after the other in one statement they took
     their sum (docs/BENCHMARKS.md)."""
 
-    async def keyword() -> queries.Half:
+    ranked: asyncio.Future[queries.Half] = asyncio.get_running_loop().create_future()
+
+    async def keyword() -> None:
         async with side() as other:
-            return await queries.keyword_half(other, params)
+            # Handed over before the side transaction ends: its rollback is not on the way.
+            ranked.set_result(await queries.keyword_half(other, params))
 
     keyword_task = asyncio.create_task(keyword())
     try:
         dense = await queries.dense_half(conn, params)
+        # The keyword half's ranking, or its failure if it failed before handing one over.
+        either: list[asyncio.Future[Any]] = [ranked, keyword_task]
+        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        if not ranked.done():
+            keyword_task.result()
+        hits = await queries.fuse(conn, params, dense, ranked.result())
     except BaseException:
         # Not left running on a connection nobody waits for; its own failure, if any, is
         # beside the point now.
@@ -190,4 +199,5 @@ async def _halves_apart(
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await keyword_task
         raise
-    return await queries.fuse(conn, params, dense, await keyword_task)
+    await keyword_task  # its rollback, long done by now
+    return hits

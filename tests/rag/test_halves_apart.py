@@ -253,6 +253,30 @@ async def test_a_failing_half_leaves_no_connection_behind(
     assert side.opened == 2
 
 
+class FailingSide(CountingSide):
+    """Side connections whose transaction has failed before the keyword half runs."""
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[ReadConnection]:
+        async with super().read() as conn:
+            with pytest.raises(DBAPIError, match="division by zero"):
+                await conn.execute(text("SELECT 1 / 0"))
+            yield conn
+
+
+async def test_a_failing_keyword_half_fails_the_search_with_its_own_error(
+    corpus: Corpus,
+) -> None:
+    side = FailingSide(corpus.settings.database_url)
+    try:
+        with pytest.raises(DBAPIError, match="current transaction is aborted"):
+            await _run(corpus, LONG[0], corpus.bob, side)
+        assert side.opened == 1
+        assert side.engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+    finally:
+        await side.dispose()
+
+
 async def test_searches_beyond_the_limit_run_as_one_statement(corpus: Corpus) -> None:
     # One side connection for six long searches at once: one at a time reads apart, the others
     # do not wait for it, and every one returns what the one statement returns.
