@@ -453,11 +453,6 @@ _PARAMETER_TYPES: dict[str, Any] = {
     "keyword_scores": ARRAY(Float()),
     "dense_ranks": ARRAY(BigInteger()),
     "keyword_ranks": ARRAY(BigInteger()),
-    "fused_ids": ARRAY(PG_UUID(as_uuid=True)),
-    "fused_vec_ranks": ARRAY(BigInteger()),
-    "fused_kw_ranks": ARRAY(BigInteger()),
-    "fused_similarities": ARRAY(Float()),
-    "fused_scores": ARRAY(Float()),
     **dict.fromkeys(
         ["k1", "b", "dense_weight", "keyword_weight", "rrf_k", "min_similarity", "min_coverage"],
         Float(),
@@ -504,6 +499,10 @@ def _clause(sql: str) -> TextClause:
 
 
 def _prepared(params: SearchParams) -> tuple[str, dict[str, Any]]:
+    return _statement(params), _values(params)
+
+
+def _values(params: SearchParams) -> dict[str, Any]:
     values: dict[str, Any] = {
         "query": params.query,
         "caller": params.caller_id,
@@ -539,7 +538,7 @@ def _prepared(params: SearchParams) -> tuple[str, dict[str, Any]]:
             "dense_weight": params.dense_weight,
             "keyword_weight": params.keyword_weight,
         }
-    return _statement(params), values
+    return values
 
 
 async def search(conn: ReadConnection, params: SearchParams) -> list[SearchHit]:
@@ -608,87 +607,38 @@ async def _half(conn: ReadConnection, sql: str, values: dict[str, Any]) -> Half:
 
 async def dense_half(conn: ReadConnection, params: SearchParams) -> Half:
     """The dense half of a hybrid search, alone."""
-    _, values = _prepared(params)
+    values = _values(params)
     await _size_vector_search(conn, params.dense_depth)
     return await _half(conn, _DENSE_HALF, values)
 
 
 async def keyword_half(conn: ReadConnection, params: SearchParams) -> Half:
     """The keyword half of a hybrid search, alone."""
-    _, values = _prepared(params)
+    values = _values(params)
     await conn.execute(text("SELECT set_config('plan_cache_mode', 'force_custom_plan', true)"))
     return await _half(conn, _KEYWORD_HALF, values)
-
-
-# The fused candidates, given: the hybrid's best, fused in Python (`_fused`), for the end of the
-# statement to join to their text.
-_FUSED_GIVEN = """
-fused AS (
-  SELECT * FROM unnest(CAST(:fused_ids AS uuid[]), CAST(:fused_vec_ranks AS bigint[]),
-                       CAST(:fused_kw_ranks AS bigint[]), CAST(:fused_similarities AS float8[]),
-                       CAST(:fused_scores AS float8[]))
-         AS f(id, vec_rank, kw_rank, similarity, score)
-)"""
-
-
-def _fused(
-    params: SearchParams, dense: Half, keyword: Half
-) -> list[tuple[UUID, int | None, int | None, float | None, float]]:
-    """`_FUSE_HYBRID` in Python, term for term (the same float arithmetic, so the same scores),
-    and its best `limit` by score, then id (Python orders UUIDs as PostgreSQL does, by their
-    bytes)."""
-    by_id: dict[UUID, list[Any]] = {}
-    for chunk_id, similarity, rank in zip(dense.ids, dense.scores, dense.ranks, strict=True):
-        by_id[chunk_id] = [rank, None, similarity, None]
-    for chunk_id, coverage, rank in zip(keyword.ids, keyword.scores, keyword.ranks, strict=True):
-        by_id.setdefault(chunk_id, [None, None, None, None])[1] = rank
-        by_id[chunk_id][3] = coverage
-    fused = []
-    for chunk_id, (vec_rank, kw_rank, similarity, coverage) in by_id.items():
-        if vec_rank is None and coverage < params.min_coverage:
-            continue
-        score = (
-            params.dense_weight / (params.rrf_k + vec_rank) if vec_rank is not None else 0.0
-        ) + (params.keyword_weight / (params.rrf_k + kw_rank) if kw_rank is not None else 0.0)
-        fused.append((chunk_id, vec_rank, kw_rank, similarity, score))
-    fused.sort(key=lambda row: (-row[4], row[0]))
-    return fused[: params.limit]
 
 
 async def fuse(
     conn: ReadConnection, params: SearchParams, dense: Half, keyword: Half
 ) -> list[SearchHit]:
     """The hits of a hybrid search from its two halves, read apart: fused, filtered, and joined
-    to their text, each within the caller's scope again. Without filters the best are fused in
-    Python and only they are sent back; with them, every candidate goes to the statement that
-    filters, and the fusion is `_FUSE_HYBRID`'s."""
-    _, values = _prepared(params)
-    if filtered(params):
-        values |= {
-            "dense_ids": dense.ids,
-            "dense_scores": dense.scores,
-            "dense_ranks": dense.ranks,
-            "keyword_ids": keyword.ids,
-            "keyword_scores": keyword.scores,
-            "keyword_ranks": keyword.ranks,
-        }
-        fusion = _HALVES_GIVEN + "," + _FUSE_HYBRID
-    else:
-        best = _fused(params, dense, keyword)
-        if not best:
-            return []
-        ids, vec_ranks, kw_ranks, similarities, scores = (
-            list(column) for column in zip(*best, strict=True)
-        )
-        values |= {
-            "fused_ids": ids,
-            "fused_vec_ranks": vec_ranks,
-            "fused_kw_ranks": kw_ranks,
-            "fused_similarities": similarities,
-            "fused_scores": scores,
-        }
-        fusion = _FUSED_GIVEN
-    sql = "WITH " + fusion + _result(with_filters=filtered(params), rescope=True)
+    to their text, each within the caller's scope again."""
+    values = _values(params) | {
+        "dense_ids": dense.ids,
+        "dense_scores": dense.scores,
+        "dense_ranks": dense.ranks,
+        "keyword_ids": keyword.ids,
+        "keyword_scores": keyword.scores,
+        "keyword_ranks": keyword.ranks,
+    }
+    sql = (
+        "WITH "
+        + _HALVES_GIVEN
+        + ","
+        + _FUSE_HYBRID
+        + _result(with_filters=filtered(params), rescope=True)
+    )
     return _hits(await conn.execute(_clause(sql), values))
 
 
