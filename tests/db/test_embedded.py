@@ -4,6 +4,7 @@ process that was killed."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import shutil
@@ -15,6 +16,7 @@ import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
+import asyncpg
 import httpx
 import psutil
 import pytest
@@ -143,3 +145,46 @@ def test_the_last_process_out_stops_a_server_another_process_restarted(
             if process is not None and process.poll() is None:
                 process.kill()
                 process.wait()
+
+
+def test_server_memory_is_fitted_to_the_machine_within_bounds() -> None:
+    gib = 1024**3
+    assert embedded.server_settings(24 * gib)["shared_buffers"] == "6144MB"
+    assert embedded.server_settings(24 * gib)["effective_cache_size"] == "12288MB"
+    assert embedded.server_settings(gib // 4)["shared_buffers"] == "128MB"  # initdb's own
+    assert embedded.server_settings(256 * gib)["shared_buffers"] == "16384MB"
+
+
+def test_a_restarted_server_runs_with_the_fitted_settings_and_autoprewarm(data_dir: Path) -> None:
+    async def shown(url: str) -> tuple[str, str]:
+        connection = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://"))
+        try:
+            buffers = await connection.fetchval("SELECT current_setting('shared_buffers')")
+            preloaded = await connection.fetchval(
+                "SELECT current_setting('shared_preload_libraries')"
+            )
+            return str(buffers), str(preloaded)
+        finally:
+            await connection.close()
+
+    expected = embedded.server_settings(embedded.machine_memory())
+    # A fresh folder: initdb and the first start belong to the package, with initdb's settings.
+    first = asyncio.run(shown(embedded.start(data_dir)))
+    assert first[0] == "128MB"
+    embedded.release(data_dir)
+    assert embedded.server_pid(data_dir) is None
+    # Every later start reads corpus.conf.
+    try:
+        buffers, preloaded = asyncio.run(shown(embedded.start(data_dir)))
+    finally:
+        embedded.release(data_dir)
+    assert _megabytes(buffers) == _megabytes(expected["shared_buffers"])
+    assert preloaded == "pg_prewarm"
+    conf = (data_dir / "pg" / "postgresql.conf").read_text().splitlines()
+    assert conf.count("include_if_exists = 'corpus.conf'") == 1  # written once, not per start
+
+
+def _megabytes(setting: str) -> int:
+    """PostgreSQL shows 6144MB as `6GB`."""
+    number, unit = int(setting[:-2]), setting[-2:]
+    return number * {"MB": 1, "GB": 1024}[unit]
