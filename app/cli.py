@@ -246,14 +246,21 @@ def _bench(args: argparse.Namespace) -> int:
     settings = _settings()
     configure_logging("WARNING")
     with embedded.attached(settings), _progress_bars() as progress:
-        report = asyncio.run(bench(settings, args.sizes, progress, keep=args.keep))
+        collection = Path(args.data) if args.data else None
+        report = asyncio.run(
+            bench(settings, args.sizes, progress, keep=args.keep, collection=collection)
+        )
     if args.json:
         print(json.dumps(report))
         return 0
-    ingest = report["ingest"]
+    ingest, with_model = report["ingest"], report["ingest_with_model"]
     print(
         f"ingest: {ingest['chunks_per_s']} chunks/s ({ingest['chunks']} chunks through the "
         "documents service, hash embedder)"
+    )
+    print(
+        f"ingest: {with_model['chunks_per_s']} chunks/s ({with_model['chunks']} chunks of "
+        f"{with_model['text']} text, {with_model['provider']})"
     )
     print(
         f"{'chunks':>9} {'mode':<14} {'1 client p50/p95/p99 ms':>26} "
@@ -289,6 +296,22 @@ def _bench(args: argparse.Namespace) -> int:
             f"{int(size):>9,} HNSW recall@10 by ef_search: {row['hnsw_recall@10']} "
             f"(the product's: {row['product_ef_search']})"
         )
+    if "collection" in report:
+        row = report["collection"]
+        name = row["name"]
+        print(
+            f"{name}: {row['documents']:,} documents, {row['chunks']:,} chunks, "
+            f"{row['queries']} of its queries, hash vectors (loaded in {row['load_seconds']} s)"
+        )
+        for label, latency in [(mode, row[mode]) for mode in MODES] + [
+            ("bare pgvector", row["bare_pgvector"])
+        ]:
+            one, eight = latency["one_client"], latency["8_clients"]
+            print(
+                f"{name:>9} {label:<14} {one['p50']:>8} {one['p95']:>8} {one['p99']:>8} "
+                f"{eight['p50']:>8} {eight['p95']:>8} {eight['p99']:>8}"
+            )
+        print(f"{name:>9} p95 ratios, one client: {row['ratios']}")
     print(f"query embedding: {report['provider_for_queries']}")
     return 0
 
@@ -492,6 +515,11 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="keep each size's loaded corpus (database corpus_bench_kept_SIZE) and measure a "
         "kept one again instead of loading it",
+    )
+    bench_cmd.add_argument(
+        "--data",
+        help="a BEIR folder (corpus.jsonl, queries.jsonl, qrels.tsv): also measure search "
+        "latency on its text with its queries, and the model's ingest rate on its documents",
     )
     bench_cmd.add_argument(
         "--routing",

@@ -156,8 +156,9 @@ def test_eval_refuses_a_folder_that_is_not_beir(tmp_path: Path, settings: Settin
 
 
 async def test_bench_measures_latency_recall_and_ingest_on_a_small_corpus(
-    settings: Settings,
+    settings: Settings, tmp_path: Path
 ) -> None:
+    _beir(tmp_path / "tiny")
     stages: list[str] = []
     report = await bench(
         make_settings(settings.data_dir, database_url=settings.database_url),
@@ -165,10 +166,33 @@ async def test_bench_measures_latency_recall_and_ingest_on_a_small_corpus(
         lambda stage, done, total: stages.append(stage),
         query_count=20,
         ingest_documents=5,
+        model_ingest_documents=3,
+        collection=tmp_path / "tiny",
     )
     row = report["sizes"]["600"]
+    assert report["ingest"]["documents"] == 5
     assert report["ingest"]["chunks"] >= 5
     assert report["ingest"]["chunks_per_s"] > 0
+    # The configured model's ingest, on the collection's first documents.
+    with_model = report["ingest_with_model"]
+    assert (with_model["provider"], with_model["text"]) == (report["provider_for_queries"], "tiny")
+    assert with_model["documents"] == 3
+    assert with_model["chunks"] >= 3
+    assert with_model["chunks_per_s"] > 0
+    # The collection's own text, searched with its own (judged) queries.
+    collection = report["collection"]
+    assert (collection["name"], collection["documents"], collection["queries"]) == ("tiny", 5, 3)
+    assert collection["chunks"] >= 5
+    for latency in [collection[mode] for mode in ("dense", "keyword", "hybrid")] + [
+        collection["bare_pgvector"]
+    ]:
+        assert 0 < latency["one_client"]["p50"] <= latency["one_client"]["p95"]
+        assert latency["8_clients"]["p50"] > 0
+    assert set(collection["ratios"]) == {
+        "hybrid_over_dense_p95",
+        "dense_over_bare_p95",
+        "hybrid_over_bare_p95",
+    }
     for mode in ("dense", "keyword", "hybrid"):
         for clients in ("one_client", "8_clients"):
             latency = row[mode][clients]
@@ -191,6 +215,19 @@ async def test_bench_measures_latency_recall_and_ingest_on_a_small_corpus(
         }
     assert row["hnsw_recall@10"]["ef_search=100"] >= 0.9
     assert "load 600" in stages
+
+
+def test_bench_refuses_a_folder_that_is_not_beir_before_measuring_anything(
+    tmp_path: Path, settings: Settings, server_url: str
+) -> None:
+    before = asyncio.run(_rows(server_url, "SELECT datname FROM pg_database ORDER BY 1"))
+    result = run_corpus_here(
+        ["bench", "--sizes", "100", "--data", str(tmp_path), "--json"], settings.database_url
+    )
+    assert result.returncode == 2
+    assert "not a BEIR folder" in result.stderr
+    assert result.stdout == ""
+    assert asyncio.run(_rows(server_url, "SELECT datname FROM pg_database ORDER BY 1")) == before
 
 
 def test_held_out_passages_are_the_same_whatever_the_corpus_drew_and_none_of_its_chunks() -> None:

@@ -69,6 +69,8 @@ OFF_TOPIC = [
 ]
 # The longest title a document may have (DocumentCreate): longer ones are cut to it.
 TITLE_CHARS = 500
+# The longest query a search takes (CORPUS_MAX_QUERY_CHARS' default): longer ones are cut to it.
+QUERY_CHARS = 2000
 Progress = Callable[[str, int, int], None]
 
 
@@ -87,10 +89,18 @@ def load_dataset(folder: Path) -> Dataset:
         ValidationFailed: a file is missing or malformed.
     """
     try:
-        corpus = [json.loads(line) for line in (folder / "corpus.jsonl").open() if line.strip()]
+        corpus = [
+            json.loads(line)
+            for line in (folder / "corpus.jsonl").read_text().splitlines()
+            if line.strip()
+        ]
         queries = {
             row["_id"]: row["text"]
-            for row in (json.loads(line) for line in (folder / "queries.jsonl").open())
+            for row in (
+                json.loads(line)
+                for line in (folder / "queries.jsonl").read_text().splitlines()
+                if line.strip()
+            )
         }
         qrels: dict[str, dict[str, int]] = {}
         with (folder / "qrels.tsv").open() as handle:
@@ -123,7 +133,7 @@ async def throwaway_database(settings: Settings, prefix: str) -> AsyncIterator[D
         await scratch.drop_database(server, name)
 
 
-def _title_and_text(doc: dict[str, str]) -> tuple[str, str]:
+def title_and_text(doc: dict[str, str]) -> tuple[str, str]:
     title = (doc.get("title") or "").strip() or str(doc["_id"])
     text = (doc.get("text") or "").strip() or title
     return title, text
@@ -137,7 +147,7 @@ async def prepare_embeddings(
     scales do), and batches across documents made vectors the product never stores, which moved
     SciFact's hybrid nDCG@10 by 0.005 (docs/BENCHMARKS.md)."""
     for i, doc in enumerate(corpus, 1):
-        title, text = _title_and_text(doc)
+        title, text = title_and_text(doc)
         title = title[:TITLE_CHARS]  # as the ingest stores it
         texts = [
             index.embedding_text(title, piece.heading_path, piece.text, embedder)
@@ -160,7 +170,7 @@ async def ingest_corpus(
     document ids to the corpus's ids."""
     ids: dict[str, str] = {}
     for i, doc in enumerate(corpus, 1):
-        title, text = _title_and_text(doc)
+        title, text = title_and_text(doc)
         async with db.write() as conn:
             created = await documents_service.create(
                 conn,
@@ -188,7 +198,7 @@ async def rank_documents(
     """Each query's documents in order of their best chunk."""
     rankings: dict[str, list[str]] = {}
     for query_id, query in dataset.queries.items():
-        request = SearchRequest(query=query[:2000], mode=mode, top_k=min(top_k, 100))
+        request = SearchRequest(query=query[:QUERY_CHARS], mode=mode, top_k=min(top_k, 100))
         async with db.read() as conn:
             hits = await search_service.rank(
                 conn, LOCAL_ADMIN, embedder, settings, request, limit=top_k * 3, tuning=tuning

@@ -1,4 +1,5 @@
-"""`corpus bench`: ingest rate and search latency on synthetic corpora, in throwaway databases.
+"""`corpus bench`: ingest rate and search latency on synthetic corpora, in throwaway databases,
+and with `--data` on a real collection with its own queries.
 
 Synthetic chunks look like text: words drawn from a Zipf distribution over a pronounceable
 vocabulary, so postings lists have the skew of real text (a few huge, most tiny). Vectors come
@@ -17,12 +18,14 @@ import statistics
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 from uuid import UUID
 
 import numpy as np
 
 from app.access.principal import LOCAL_ADMIN
+from app.bench import evaluation
 from app.bench import queries as bench_queries
 from app.bench.evaluation import throwaway_database
 from app.config import Settings
@@ -57,6 +60,11 @@ RECALL_SAMPLE = 300
 # same index (docs/BENCHMARKS.md).
 HELD_OUT_SEED = 1_000_003
 INGEST_SAMPLE_DOCUMENTS = 200
+# Documents the configured model embeds through the documents service (its ingest rate): about
+# 200 chunks, some seconds with the local model.
+MODEL_INGEST_DOCUMENTS = 40
+# A real collection's queries, at most (SciFact has 809 claims, CISI 76 paragraphs).
+COLLECTION_QUERIES = 400
 LOAD_BATCH = 2_000
 CONCURRENT_CLIENTS = 8
 # `--keep`: a loaded corpus stays in a database of this name and size, marked by a comment once
@@ -123,29 +131,36 @@ def percentiles(samples_ms: Sequence[float]) -> dict[str, float]:
 
 
 async def _measure_ingest(
-    db: Database, settings: Settings, corpus: Zipf, embedder: Embedder, documents: int
+    db: Database, settings: Settings, embedder: Embedder, documents: Sequence[tuple[str, str]]
 ) -> dict[str, float]:
     """Chunks per second through the documents service (chunk, embed, lexemes, postings,
-    statistics, HNSW insert), one transaction per document."""
+    statistics, HNSW insert), one transaction per (title, content) document."""
     chunks = 0
     started = time.perf_counter()
-    for i in range(documents):
-        content = "\n\n".join(corpus.passage() for _ in range(CHUNKS_PER_DOCUMENT))
+    for title, content in documents:
         async with db.write() as conn:
             created = await documents_service.create(
-                conn,
-                LOCAL_ADMIN,
-                embedder,
-                settings,
-                DocumentCreate(title=f"sample {i}", content=content),
+                conn, LOCAL_ADMIN, embedder, settings, DocumentCreate(title=title, content=content)
             )
         chunks += created.chunk_count
     elapsed = time.perf_counter() - started
     return {
-        "documents": INGEST_SAMPLE_DOCUMENTS,
+        "documents": len(documents),
         "chunks": chunks,
         "chunks_per_s": round(chunks / elapsed, 1),
     }
+
+
+def _synthetic_documents(corpus: Zipf, count: int) -> list[tuple[str, str]]:
+    return [
+        (f"sample {i}", "\n\n".join(corpus.passage() for _ in range(CHUNKS_PER_DOCUMENT)))
+        for i in range(count)
+    ]
+
+
+def _collection_documents(dataset: evaluation.Dataset, count: int) -> list[tuple[str, str]]:
+    documents = [evaluation.title_and_text(doc) for doc in dataset.corpus[:count]]
+    return [(title[: evaluation.TITLE_CHARS], text) for title, text in documents]
 
 
 async def _bulk_load(
@@ -355,6 +370,48 @@ async def _hnsw_recall(
     return {f"ef_search={ef}": round(n / (k * len(queries)), 4) for ef, n in found.items()}
 
 
+async def _measure_collection(
+    settings: Settings, dataset: evaluation.Dataset, hasher: HashEmbedder, progress: Progress
+) -> dict[str, Any]:
+    """Search latency on a real collection's text with its own queries (claims, paragraphs):
+    hash vectors, as the synthetic corpora have, so the dense half costs what it costs at this
+    size and the keyword half meets real text's postings."""
+    queries = [text[: evaluation.QUERY_CHARS] for text in dataset.queries.values()]
+    queries = queries[:COLLECTION_QUERIES]
+    vectors = {query: await hasher.embed_query(query) for query in queries}
+    precomputed = _Precomputed(hasher, vectors)
+    async with throwaway_database(settings, "corpus_bench_collection") as db:
+        started = time.perf_counter()
+        await evaluation.ingest_corpus(db, hasher, settings, dataset.corpus, progress)
+        load_seconds = round(time.perf_counter() - started, 1)
+        await bench_queries.vacuum_analyze(db.write_engine)
+        async with db.read() as conn:
+            chunks = await bench_queries.chunk_count(conn)
+        # One untimed pass of each half, as for the synthetic corpora.
+        await _bare_latencies(db, list(vectors.values()), 1)
+        await _latencies(db, settings, precomputed, queries, "keyword", 1)
+        row: dict[str, Any] = {
+            "name": dataset.name,
+            "documents": len(dataset.corpus),
+            "chunks": chunks,
+            "queries": len(queries),
+            "load_seconds": load_seconds,
+        }
+        for mode in MODES:
+            row[mode] = {
+                label: percentiles(
+                    await _latencies(db, settings, precomputed, queries, mode, clients)
+                )
+                for clients, label in ((1, "one_client"), (CONCURRENT_CLIENTS, "8_clients"))
+            }
+        row["bare_pgvector"] = {
+            label: percentiles(await _bare_latencies(db, list(vectors.values()), clients))
+            for clients, label in ((1, "one_client"), (CONCURRENT_CLIENTS, "8_clients"))
+        }
+        row["ratios"] = _ratios(row, row["bare_pgvector"])
+    return row
+
+
 async def bench(
     settings: Settings,
     sizes: Sequence[int],
@@ -362,11 +419,20 @@ async def bench(
     *,
     query_count: int = QUERIES,
     ingest_documents: int = INGEST_SAMPLE_DOCUMENTS,
+    model_ingest_documents: int = MODEL_INGEST_DOCUMENTS,
     keep: bool = False,
+    collection: Path | None = None,
 ) -> dict[str, Any]:
     """The report of `corpus bench --json`. With `keep`, each size's corpus stays loaded for the
-    next `keep` run (a million chunks takes about an hour to load)."""
+    next `keep` run (a million chunks takes about an hour to load). With `collection` (a BEIR
+    folder), also the latency on its real text with its queries, and the configured model's
+    ingest rate on its documents rather than on synthetic ones.
+
+    Raises:
+        ValidationFailed: `collection` is not a BEIR folder.
+    """
     hasher = HashEmbedder()
+    dataset = evaluation.load_dataset(collection) if collection is not None else None
     # The "embedding included" runs embed each query with the configured provider.
     configured = make_embedder(settings)
     await configured.embed_query("warm up")  # a local model loads on first use; not a query
@@ -393,7 +459,23 @@ async def bench(
         )
         async with throwaway_database(bench_settings, "corpus_bench_ingest") as db:
             report["ingest"] = await _measure_ingest(
-                db, bench_settings, corpus, hasher, ingest_documents
+                db, bench_settings, hasher, _synthetic_documents(corpus, ingest_documents)
+            )
+        # The same path with the configured model embedding every chunk: what a user waits for.
+        async with throwaway_database(settings, "corpus_bench_model_ingest") as db:
+            documents = (
+                _collection_documents(dataset, model_ingest_documents)
+                if dataset is not None
+                else _synthetic_documents(Zipf(seed=11), model_ingest_documents)
+            )
+            report["ingest_with_model"] = {
+                "provider": report["provider_for_queries"],
+                "text": dataset.name if dataset is not None else "synthetic",
+                **await _measure_ingest(db, settings, configured, documents),
+            }
+        if dataset is not None:
+            report["collection"] = await _measure_collection(
+                bench_settings, dataset, hasher, progress
             )
         for size in sizes:
             async with _loaded(bench_settings, corpus, hasher, size, progress, keep=keep) as (

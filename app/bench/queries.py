@@ -32,6 +32,11 @@ async def default_workspace(conn: ReadConnection) -> UUID:
     return workspace
 
 
+async def chunk_count(conn: ReadConnection) -> int:
+    count: int = (await conn.execute(text("SELECT count(*) FROM chunks"))).scalar_one()
+    return count
+
+
 async def drop_vector_index(conn: WriteConnection) -> None:
     await conn.execute(text("DROP INDEX ix_chunks_embedding_hnsw"))
 
