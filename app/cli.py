@@ -262,6 +262,12 @@ def _bench(args: argparse.Namespace) -> int:
         f"ingest: {with_model['chunks_per_s']} chunks/s ({with_model['chunks']} chunks of "
         f"{with_model['text']} text, {with_model['provider']})"
     )
+    embedding = report["query_embedding"]
+    print(
+        f"query embedding alone, p50 / p95 ms: {embedding['one_client']['p50']} / "
+        f"{embedding['one_client']['p95']} (1 client), {embedding['8_clients']['p50']} / "
+        f"{embedding['8_clients']['p95']} (8 clients)"
+    )
     print(
         f"{'chunks':>9} {'mode':<14} {'1 client p50/p95/p99 ms':>26} "
         f"{'8 clients p50/p95/p99 ms':>26}"

@@ -179,6 +179,9 @@ async def test_bench_measures_latency_recall_and_ingest_on_a_small_corpus(
     assert with_model["documents"] == 3
     assert with_model["chunks"] >= 3
     assert with_model["chunks_per_s"] > 0
+    for clients in ("one_client", "8_clients"):
+        embedding = report["query_embedding"][clients]
+        assert 0 < embedding["p50"] <= embedding["p95"]
     # The collection's own text, searched with its own (judged) queries.
     collection = report["collection"]
     assert (collection["name"], collection["documents"], collection["queries"]) == ("tiny", 5, 3)

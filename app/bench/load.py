@@ -293,6 +293,25 @@ async def _latencies(
     return samples
 
 
+async def _embedding_latencies(
+    embedder: Embedder, queries: Sequence[str], clients: int
+) -> list[float]:
+    """Per-query latency in ms of embedding the query alone, with `clients` concurrent callers:
+    what micro-batching (queries that arrive together share a forward pass) is measured by."""
+    samples: list[float] = []
+    pending = list(queries)
+
+    async def client() -> None:
+        while pending:
+            query = pending.pop()
+            started = time.perf_counter()
+            await embedder.embed_query(query)
+            samples.append((time.perf_counter() - started) * 1000)
+
+    await asyncio.gather(*(client() for _ in range(clients)))
+    return samples
+
+
 async def _bare_latencies(db: Database, vectors: Sequence[np.ndarray], clients: int) -> list[float]:
     """Per-query latency in ms of the bare pgvector statement (`ORDER BY embedding <=> $1
     LIMIT 10` on the same index, with the product's ef_search): the floor the dense mode is
@@ -461,6 +480,10 @@ async def bench(
             report["ingest"] = await _measure_ingest(
                 db, bench_settings, hasher, _synthetic_documents(corpus, ingest_documents)
             )
+        report["query_embedding"] = {
+            label: percentiles(await _embedding_latencies(configured, natural, clients))
+            for clients, label in ((1, "one_client"), (CONCURRENT_CLIENTS, "8_clients"))
+        }
         # The same path with the configured model embedding every chunk: what a user waits for.
         async with throwaway_database(settings, "corpus_bench_model_ingest") as db:
             documents = (
