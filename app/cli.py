@@ -273,28 +273,29 @@ def _bench(args: argparse.Namespace) -> int:
         f"{'8 clients p50/p95/p99 ms':>26}"
     )
 
-    def line(size: str, label: str, one: dict[str, float], eight: dict[str, float]) -> None:
+    def line(where: str, label: str, one: dict[str, float], eight: dict[str, float]) -> None:
         print(
-            f"{int(size):>9,} {label:<14} "
+            f"{where:>9} {label:<14} "
             f"{one['p50']:>8} {one['p95']:>8} {one['p99']:>8} "
             f"{eight['p50']:>8} {eight['p95']:>8} {eight['p99']:>8}"
         )
 
     for size, row in report["sizes"].items():
+        chunks = f"{int(size):,}"
         for mode in MODES:
             for suffix, label in (("", mode), ("_with_embedding", f"{mode}+emb")):
                 if f"one_client{suffix}" in row[mode]:
                     line(
-                        size,
+                        chunks,
                         label,
                         row[mode][f"one_client{suffix}"],
                         row[mode][f"8_clients{suffix}"],
                     )
-        line(size, "bare pgvector", *row["bare_pgvector"]["short"].values())
+        line(chunks, "bare pgvector", *row["bare_pgvector"]["short"].values())
         for mode in MODES:
             natural = row["natural"][mode]
-            line(size, f"{mode} (nat.)", natural["one_client"], natural["8_clients"])
-        line(size, "bare (nat.)", *row["bare_pgvector"]["natural"].values())
+            line(chunks, f"{mode} (nat.)", natural["one_client"], natural["8_clients"])
+        line(chunks, "bare (nat.)", *row["bare_pgvector"]["natural"].values())
         kept = " (a kept corpus, loaded by an earlier run)" if row.get("reused") else ""
         print(f"{int(size):>9,} load: {row['load_seconds']} s{kept}")
         print(f"{int(size):>9,} p95 ratios, one client: {row['ratios']}")
@@ -309,14 +310,9 @@ def _bench(args: argparse.Namespace) -> int:
             f"{name}: {row['documents']:,} documents, {row['chunks']:,} chunks, "
             f"{row['queries']} of its queries, hash vectors (loaded in {row['load_seconds']} s)"
         )
-        for label, latency in [(mode, row[mode]) for mode in MODES] + [
-            ("bare pgvector", row["bare_pgvector"])
-        ]:
-            one, eight = latency["one_client"], latency["8_clients"]
-            print(
-                f"{name:>9} {label:<14} {one['p50']:>8} {one['p95']:>8} {one['p99']:>8} "
-                f"{eight['p50']:>8} {eight['p95']:>8} {eight['p99']:>8}"
-            )
+        for mode in MODES:
+            line(name, mode, row[mode]["one_client"], row[mode]["8_clients"])
+        line(name, "bare pgvector", *row["bare_pgvector"].values())
         print(f"{name:>9} p95 ratios, one client: {row['ratios']}")
     print(f"query embedding: {report['provider_for_queries']}")
     return 0

@@ -134,9 +134,11 @@ async def throwaway_database(settings: Settings, prefix: str) -> AsyncIterator[D
 
 
 def title_and_text(doc: dict[str, str]) -> tuple[str, str]:
+    """A collection's document as the ingest takes it: its title (its id when it has none, cut
+    as the ingest stores it) and its text (its title when it has none)."""
     title = (doc.get("title") or "").strip() or str(doc["_id"])
     text = (doc.get("text") or "").strip() or title
-    return title, text
+    return title[:TITLE_CHARS], text
 
 
 async def prepare_embeddings(
@@ -148,7 +150,6 @@ async def prepare_embeddings(
     SciFact's hybrid nDCG@10 by 0.005 (docs/BENCHMARKS.md)."""
     for i, doc in enumerate(corpus, 1):
         title, text = title_and_text(doc)
-        title = title[:TITLE_CHARS]  # as the ingest stores it
         texts = [
             index.embedding_text(title, piece.heading_path, piece.text, embedder)
             for piece in index.chunk(text, title=title, embedder=embedder)
@@ -177,7 +178,7 @@ async def ingest_corpus(
                 LOCAL_ADMIN,
                 embedder,
                 settings,
-                DocumentCreate(title=title[:TITLE_CHARS], content=text, source=str(doc["_id"])),
+                DocumentCreate(title=title, content=text, source=str(doc["_id"])),
             )
         ids[str(created.id)] = str(doc["_id"])
         if i % 100 == 0 or i == len(corpus):

@@ -16,10 +16,10 @@ import platform
 import random
 import statistics
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
 
 import numpy as np
@@ -67,10 +67,13 @@ MODEL_INGEST_DOCUMENTS = 40
 COLLECTION_QUERIES = 400
 LOAD_BATCH = 2_000
 CONCURRENT_CLIENTS = 8
+# Each latency is measured twice: alone, and among this many concurrent clients.
+CLIENT_COUNTS = ((1, "one_client"), (CONCURRENT_CLIENTS, "8_clients"))
 # `--keep`: a loaded corpus stays in a database of this name and size, marked by a comment once
 # its load has finished, and the next `--keep` run measures it again without loading.
 KEPT_DATABASE = "corpus_bench_kept_{size}"
 Progress = Callable[[str, int, int], None]
+T = TypeVar("T")
 
 _SYLLABLES = [c + v for c in "bdfghklmnprstvz" for v in "aeiou"] + ["ing", "tion", "er", "al"]
 
@@ -159,8 +162,7 @@ def _synthetic_documents(corpus: Zipf, count: int) -> list[tuple[str, str]]:
 
 
 def _collection_documents(dataset: evaluation.Dataset, count: int) -> list[tuple[str, str]]:
-    documents = [evaluation.title_and_text(doc) for doc in dataset.corpus[:count]]
-    return [(title[: evaluation.TITLE_CHARS], text) for title, text in documents]
+    return [evaluation.title_and_text(doc) for doc in dataset.corpus[:count]]
 
 
 async def _bulk_load(
@@ -266,6 +268,24 @@ async def _insert_batch(
         )
 
 
+async def _timed(
+    items: Sequence[T], clients: int, call: Callable[[T], Awaitable[object]]
+) -> list[float]:
+    """Per-item latency in ms of `call`, with `clients` concurrent callers taking the items."""
+    samples: list[float] = []
+    pending = list(items)
+
+    async def client() -> None:
+        while pending:
+            item = pending.pop()
+            started = time.perf_counter()
+            await call(item)
+            samples.append((time.perf_counter() - started) * 1000)
+
+    await asyncio.gather(*(client() for _ in range(clients)))
+    return samples
+
+
 async def _latencies(
     db: Database,
     settings: Settings,
@@ -275,22 +295,15 @@ async def _latencies(
     clients: int,
 ) -> list[float]:
     """Per-query latency in ms of `search_service.rank`, with `clients` concurrent callers."""
-    samples: list[float] = []
-    pending = list(queries)
 
-    async def client() -> None:
-        while pending:
-            query = pending.pop()
-            request = SearchRequest(query=query, mode=mode, top_k=10)
-            started = time.perf_counter()
-            async with db.read() as conn:
-                await search_service.rank(
-                    conn, LOCAL_ADMIN, embedder, settings, request, side=db.side_reads
-                )
-            samples.append((time.perf_counter() - started) * 1000)
+    async def search(query: str) -> None:
+        request = SearchRequest(query=query, mode=mode, top_k=10)
+        async with db.read() as conn:
+            await search_service.rank(
+                conn, LOCAL_ADMIN, embedder, settings, request, side=db.side_reads
+            )
 
-    await asyncio.gather(*(client() for _ in range(clients)))
-    return samples
+    return await _timed(queries, clients, search)
 
 
 async def _embedding_latencies(
@@ -298,39 +311,21 @@ async def _embedding_latencies(
 ) -> list[float]:
     """Per-query latency in ms of embedding the query alone, with `clients` concurrent callers:
     what micro-batching (queries that arrive together share a forward pass) is measured by."""
-    samples: list[float] = []
-    pending = list(queries)
-
-    async def client() -> None:
-        while pending:
-            query = pending.pop()
-            started = time.perf_counter()
-            await embedder.embed_query(query)
-            samples.append((time.perf_counter() - started) * 1000)
-
-    await asyncio.gather(*(client() for _ in range(clients)))
-    return samples
+    return await _timed(queries, clients, embedder.embed_query)
 
 
 async def _bare_latencies(db: Database, vectors: Sequence[np.ndarray], clients: int) -> list[float]:
     """Per-query latency in ms of the bare pgvector statement (`ORDER BY embedding <=> $1
     LIMIT 10` on the same index, with the product's ef_search): the floor the dense mode is
     compared with."""
-    samples: list[float] = []
-    pending = list(vectors)
     async with db.read() as conn:
         ef_search = await bench_queries.product_ef_search(conn)
 
-    async def client() -> None:
-        while pending:
-            vector = pending.pop()
-            started = time.perf_counter()
-            async with db.read() as conn:
-                await bench_queries.nearest(conn, vector, 10, ef_search=ef_search)
-            samples.append((time.perf_counter() - started) * 1000)
+    async def nearest(vector: np.ndarray) -> None:
+        async with db.read() as conn:
+            await bench_queries.nearest(conn, vector, 10, ef_search=ef_search)
 
-    await asyncio.gather(*(client() for _ in range(clients)))
-    return samples
+    return await _timed(vectors, clients, nearest)
 
 
 def _ratios(modes: dict[str, Any], bare: dict[str, Any]) -> dict[str, float]:
@@ -421,11 +416,11 @@ async def _measure_collection(
                 label: percentiles(
                     await _latencies(db, settings, precomputed, queries, mode, clients)
                 )
-                for clients, label in ((1, "one_client"), (CONCURRENT_CLIENTS, "8_clients"))
+                for clients, label in CLIENT_COUNTS
             }
         row["bare_pgvector"] = {
             label: percentiles(await _bare_latencies(db, list(vectors.values()), clients))
-            for clients, label in ((1, "one_client"), (CONCURRENT_CLIENTS, "8_clients"))
+            for clients, label in CLIENT_COUNTS
         }
         row["ratios"] = _ratios(row, row["bare_pgvector"])
     return row
@@ -482,7 +477,7 @@ async def bench(
             )
         report["query_embedding"] = {
             label: percentiles(await _embedding_latencies(configured, natural, clients))
-            for clients, label in ((1, "one_client"), (CONCURRENT_CLIENTS, "8_clients"))
+            for clients, label in CLIENT_COUNTS
         }
         # The same path with the configured model embedding every chunk: what a user waits for.
         async with throwaway_database(settings, "corpus_bench_model_ingest") as db:
@@ -513,7 +508,7 @@ async def bench(
                 with_embedding = _QueryEmbedding(configured, precomputed)
                 for mode in MODES:
                     row[mode] = {}
-                    for clients, label in ((1, "one_client"), (CONCURRENT_CLIENTS, "8_clients")):
+                    for clients, label in CLIENT_COUNTS:
                         row[mode][label] = percentiles(
                             await _latencies(
                                 db, bench_settings, precomputed, queries, mode, clients
@@ -534,7 +529,7 @@ async def bench(
                                 db, bench_settings, precomputed, natural, mode, clients
                             )
                         )
-                        for clients, label in ((1, "one_client"), (CONCURRENT_CLIENTS, "8_clients"))
+                        for clients, label in CLIENT_COUNTS
                     }
                     for mode in MODES
                 }
@@ -543,7 +538,7 @@ async def bench(
                         label: percentiles(
                             await _bare_latencies(db, [vectors[q] for q in texts], clients)
                         )
-                        for clients, label in ((1, "one_client"), (CONCURRENT_CLIENTS, "8_clients"))
+                        for clients, label in CLIENT_COUNTS
                     }
                     for kind, texts in (("short", queries), ("natural", natural))
                 }
