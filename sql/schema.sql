@@ -376,7 +376,7 @@ CREATE INDEX ix_chunk_terms_chunk_id ON public.chunk_terms USING btree (chunk_id
 
 CREATE INDEX ix_chunk_terms_lexeme_impact ON public.chunk_terms USING btree (lexeme, impact DESC) INCLUDE (chunk_id, workspace_id, private_owner_id, tf, dl);
 
-CREATE INDEX ix_chunks_embedding_hnsw ON public.chunks USING hnsw (embedding public.vector_cosine_ops) WITH (m='16', ef_construction='64');
+CREATE INDEX ix_chunks_embedding_hnsw ON public.chunks USING hnsw (embedding public.vector_cosine_ops) WITH (m='16', ef_construction='200');
 
 CREATE INDEX ix_chunks_tsv ON public.chunks USING gin (tsv);
 

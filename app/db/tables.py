@@ -213,7 +213,7 @@ chunks = Table(
         "ix_chunks_embedding_hnsw",
         "embedding",
         postgresql_using="hnsw",
-        postgresql_with={"m": 16, "ef_construction": 64},
+        postgresql_with={"m": 16, "ef_construction": 200},
         postgresql_ops={"embedding": "vector_cosine_ops"},
     ),
     Index(None, "tsv", postgresql_using="gin"),

@@ -43,12 +43,13 @@ TS_CONFIG = "english"
 BM25_K1 = 0.9
 BM25_B = 0.4
 # pgvector's bounds for hnsw.ef_search are 1..1000. The floor grows with the corpus, so that the
-# index keeps returning 95% of the exact top 10: at 100k synthetic chunks it returned 96% with
-# 200 candidates (92% with 100), at a million 95.2% with 1,000 (83% with 200, 94% with 800)
-# (docs/BENCHMARKS.md). One candidate per HNSW_CHUNKS_PER_CANDIDATE chunks, between the two.
+# index (ef_construction 200, migration 0010) keeps returning 95% of the exact top 10: at a
+# million synthetic chunks it returned 95.1% with 600 candidates, 95.6% with 650 and 96.0% with
+# 700 (93.0% with 400) (docs/BENCHMARKS.md). One candidate per HNSW_CHUNKS_PER_CANDIDATE chunks,
+# between the two.
 HNSW_EF_SEARCH_MIN = 200
 HNSW_EF_SEARCH_MAX = 1000
-HNSW_CHUNKS_PER_CANDIDATE = 1000
+HNSW_CHUNKS_PER_CANDIDATE = 1500
 
 
 @dataclass(frozen=True, slots=True)
@@ -705,12 +706,12 @@ async def store_reembedded(conn: WriteConnection, rows: Sequence[tuple[UUID, np.
 
 
 async def create_vector_index(conn: WriteConnection) -> None:
-    """The HNSW index, as the first migration defines it (cosine distance, m 16,
-    ef_construction 64), built in one pass."""
+    """The HNSW index, as migration 0010 defines it (cosine distance, m 16,
+    ef_construction 200), built in one pass."""
     await conn.execute(
         text(
             "CREATE INDEX ix_chunks_embedding_hnsw ON chunks USING hnsw "
-            "(embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
+            "(embedding vector_cosine_ops) WITH (m = 16, ef_construction = 200)"
         )
     )
 

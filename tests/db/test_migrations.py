@@ -59,3 +59,53 @@ def test_the_vector_dimension_comes_from_settings(server_url: str, data_dir: Pat
     url = create_database(server_url, f"corpus_dim_{uuid.uuid4().hex[:8]}")
     migrate.upgrade(make_settings(data_dir, database_url=url, embeddings_provider="openai"), url)
     assert "embedding public.vector(1536) NOT NULL" in dump_schema(url)
+
+
+async def _vector_index(url: str) -> tuple[int, list[str]]:
+    """The HNSW index's object id (a rebuild changes it) and its options."""
+    engine = create_async_engine(url)
+    async with engine.connect() as conn:
+        row = (
+            await conn.execute(
+                text(
+                    "SELECT oid::bigint, reloptions FROM pg_class "
+                    "WHERE relname = 'ix_chunks_embedding_hnsw'"
+                )
+            )
+        ).one()
+    await engine.dispose()
+    return int(row[0]), sorted(row[1])
+
+
+def test_the_denser_graph_is_built_once(server_url: str, data_dir: Path) -> None:
+    url = create_database(server_url, f"corpus_graph_{uuid.uuid4().hex[:8]}")
+    settings = make_settings(data_dir, database_url=url)
+    migrate.upgrade(settings, url, "0009")
+    before, options = asyncio.run(_vector_index(url))
+    assert options == ["ef_construction=64", "m=16"]
+
+    migrate.upgrade(settings, url, "0010")
+    rebuilt, options = asyncio.run(_vector_index(url))
+    assert options == ["ef_construction=200", "m=16"]
+    assert rebuilt != before
+
+    # Already as wanted (an operator rebuilt it ahead of the upgrade): left as it is.
+    migrate.downgrade(settings, url, "0009")
+    assert asyncio.run(_vector_index(url))[1] == ["ef_construction=64", "m=16"]
+
+    async def rebuild_by_hand() -> None:
+        engine = create_async_engine(url)
+        async with engine.begin() as conn:
+            await conn.execute(text("DROP INDEX ix_chunks_embedding_hnsw"))
+            await conn.execute(
+                text(
+                    "CREATE INDEX ix_chunks_embedding_hnsw ON chunks USING hnsw "
+                    "(embedding vector_cosine_ops) WITH (m = 16, ef_construction = 200)"
+                )
+            )
+        await engine.dispose()
+
+    asyncio.run(rebuild_by_hand())
+    by_hand, _ = asyncio.run(_vector_index(url))
+    migrate.upgrade(settings, url, "0010")
+    assert asyncio.run(_vector_index(url))[0] == by_hand

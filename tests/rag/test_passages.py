@@ -141,7 +141,7 @@ async def test_the_hnsw_candidates_grow_with_the_corpus(conn: AsyncConnection) -
     await conn.execute(text("UPDATE corpus_stats SET chunk_count = 50000"))
     assert await queries.ef_search(read, 10) == queries.HNSW_EF_SEARCH_MIN
     assert await queries.ef_search(read, 300) == 300
-    await conn.execute(text("UPDATE corpus_stats SET chunk_count = 600000"))
-    assert await queries.ef_search(read, 10) == 600
+    await conn.execute(text("UPDATE corpus_stats SET chunk_count = 900000"))
+    assert await queries.ef_search(read, 10) == 900000 // queries.HNSW_CHUNKS_PER_CANDIDATE
     await conn.execute(text("UPDATE corpus_stats SET chunk_count = 5000000"))
     assert await queries.ef_search(read, 10) == queries.HNSW_EF_SEARCH_MAX

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import socket
+import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -178,9 +179,42 @@ async def test_concurrent_queries_share_one_forward_pass(monkeypatch: pytest.Mon
     alone = [await embedder.embed_query(q) for q in questions]
     await embedder.aclose()
 
-    assert passes[0] == 8  # the eight arrived within the window: one pass
+    assert passes[0] == 8  # the eight arrived in one turn of the event loop: one pass
     assert len(passes) == 1 + 8
     assert min(float(a @ b) for a, b in zip(together, alone, strict=True)) > 0.99
+
+
+async def test_queries_arriving_during_a_pass_share_the_next(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    embedder = LocalEmbedder()
+    await embedder.warm()
+    passes: list[int] = []
+    first_pass_running, release = threading.Event(), threading.Event()
+    real_encode = local.Model.encode
+
+    def held_encode(model: local.Model, texts: list[str]) -> Any:
+        passes.append(len(texts))
+        if len(passes) == 1:
+            first_pass_running.set()
+            release.wait(timeout=30)
+        return real_encode(model, texts)
+
+    monkeypatch.setattr(local.Model, "encode", held_encode)
+
+    first = asyncio.create_task(embedder.embed_query("the first query finds the model idle"))
+    assert await asyncio.to_thread(first_pass_running.wait, 30)
+    later = [
+        asyncio.create_task(embedder.embed_query(f"arrived during the pass {i}")) for i in range(5)
+    ]
+    await asyncio.sleep(0.05)  # well after their arrival: nothing starts while the pass runs
+    assert passes == [1]
+    release.set()
+    vectors = await asyncio.gather(first, *later)
+    await embedder.aclose()
+
+    assert passes == [1, 5]
+    assert all(vector.shape == (384,) for vector in vectors)
 
 
 async def test_warming_loads_the_model_before_any_call() -> None:
