@@ -43,6 +43,7 @@ VARIANTS: list[tuple[str, SearchMode, Tuning]] = [
     ("hybrid keyword 1.2", "hybrid", replace(BASE, keyword_weight=1.2)),
     ("hybrid dense depth 200", "hybrid", replace(BASE, dense_depth=200, keyword_depth=200)),
     ("hybrid postings 500", "hybrid", replace(BASE, postings_per_term=500)),
+    ("hybrid every lexeme's postings", "hybrid", replace(BASE, postings_by_idf=False)),
 ]
 
 

@@ -43,9 +43,12 @@ class Tuning:
     repeats: Literal["never", "passages", "always"] = "passages"
     # The floor's idf mass: the query's rarest this many lexemes' (ADR 0014).
     coverage_terms: int = 4
-    # Fewer postings for common lexemes, by their idf's share of the rarest one's: 16% faster
-    # keyword searches, but −0.006 nDCG@10 on SciFact, so off (docs/BENCHMARKS.md).
-    postings_by_idf: bool = False
+    # In hybrid mode, fewer postings for common lexemes, by their idf's share of the rarest
+    # one's: the keyword half runs beside the dense half (ADR 0015) and its CPU slows it, and
+    # on SciFact's claims this half cost 3.1 ms at p50 instead of 3.9. nDCG@10 of hybrid: SciFact
+    # 0.7234 → 0.7257, CISI 0.4408 → 0.4329. Keyword mode reads every lexeme's postings up to
+    # the cut: there it cost SciFact 0.009, and BM25's level is its bar (docs/BENCHMARKS.md).
+    postings_by_idf: bool = True
     # BM25 at query time: k1 1.2 and b 0.5 held the keyword half at BM25's level on both CISI's
     # paragraphs and SciFact's claims (ADR 0014; 0.9 / 0.4 under-normalised CISI's lengths).
     bm25_k1: float = 1.2
@@ -117,7 +120,7 @@ def search_params(
         min_similarity=settings.min_similarity,
         min_coverage=tuning.keyword_min_coverage if mode == "keyword" else tuning.min_coverage,
         repeats=tuning.repeats == "always" or (tuning.repeats == "passages" and is_passage(query)),
-        postings_by_idf=tuning.postings_by_idf,
+        postings_by_idf=tuning.postings_by_idf and mode == "hybrid",
         coverage_terms=tuning.coverage_terms,
         rrf_k=tuning.rrf_k,
         dense_weight=tuning.dense_weight,

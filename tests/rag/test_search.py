@@ -4,7 +4,9 @@ the indexes, and visibility holds inside the SQL."""
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from typing import Any
+from uuid import UUID
 
 import httpx
 import pytest
@@ -15,9 +17,9 @@ from app.config import Settings
 from app.db.engine import Database, ReadConnection, WriteConnection
 from app.documents import service as documents_service
 from app.documents.schemas import DocumentCreate, DocumentFilters
-from app.rag import queries
+from app.rag import queries, retrieval
 from app.rag.embeddings import make_embedder
-from app.rag.schemas import SearchRequest
+from app.rag.schemas import SearchMode, SearchRequest
 from app.search import service as search_service
 from tests.accounts import authorize, person
 
@@ -126,6 +128,36 @@ async def test_a_keyword_hit_covering_too_little_of_the_query_is_dropped(
         client, query="kubernetes zebra quantum violin marmalade", mode="keyword"
     )
     assert result["hits"] == []
+
+
+async def test_hybrid_reads_fewer_postings_of_a_common_lexeme_than_keyword_mode(
+    client: httpx.AsyncClient, conn: AsyncConnection, settings: Settings
+) -> None:
+    for n, when in enumerate(["early", "late", "today", "again", "twice", "now"]):
+        await _add(client, f"Kitchen note {n}", f"The kettle is on the stove {when}.")
+    await _add(client, "Zoo", "The aardvark sleeps all day.")
+    tuning = replace(retrieval.DEFAULT_TUNING, postings_per_term=4)
+
+    async def ranked(mode: SearchMode) -> set[UUID]:
+        params = retrieval.search_params(
+            "aardvark kettle",
+            None,
+            settings,
+            mode=mode,
+            caller_id=None,
+            workspace_ids=None,
+            tags=None,
+            limit=10,
+            tuning=tuning,
+        )
+        return set((await queries.keyword_half(ReadConnection(conn), params)).ids)
+
+    every_posting, by_idf = await ranked("keyword"), await ranked("hybrid")
+    # Keyword mode: four kettle postings (the cut) and the aardvark. Hybrid: the rarest lexeme
+    # keeps its four, "kettle" (idf about an eighth of the aardvark's) one.
+    assert len(every_posting) == 5
+    assert len(by_idf) == 2
+    assert by_idf < every_posting
 
 
 async def test_quoted_phrases_must_appear(client: httpx.AsyncClient) -> None:
