@@ -61,3 +61,20 @@ async def comment_on_database(server_url: str, name: str, comment: str) -> None:
             await conn.execute(text(f"COMMENT ON DATABASE \"{name}\" IS '{quoted}'"))
     finally:
         await engine.dispose()
+
+
+async def prewarming(server_url: str) -> bool:
+    """Whether the server is still loading the pages it had buffered at its last stop
+    (autoprewarm, ADR 0016): its per-database workers exit when their list is done."""
+    engine = create_async_engine(server_url, isolation_level="AUTOCOMMIT")
+    try:
+        async with engine.connect() as conn:
+            busy = await conn.scalar(
+                text(
+                    "SELECT EXISTS (SELECT 1 FROM pg_stat_activity "
+                    "WHERE backend_type = 'autoprewarm worker')"
+                )
+            )
+    finally:
+        await engine.dispose()
+    return bool(busy)
