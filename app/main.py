@@ -133,23 +133,26 @@ async def _unhandled(_request: Request, exc: Exception) -> JSONResponse:
     return _error(500, "internal", "internal error; the server log has the request id")
 
 
-def _document_validation_errors(app: FastAPI) -> None:
+def _document_errors(app: FastAPI) -> None:
     """Say in the OpenAPI document what a 422 really carries: FastAPI documents its own
     `{"detail": [...]}` body, and `_validation_error` sends API.md's error shape instead (the
-    web app's typed client is generated from this document)."""
+    web app's typed client is generated from this document). And that every operation that
+    takes a body may answer 413: `BodyLimitMiddleware` bounds them all, ahead of the routes."""
     generate = app.openapi
+    error_body = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             spec = generate()
             for path in spec.get("paths", {}).values():
                 for operation in path.values():
-                    refused = operation.get("responses", {}).get("422")
-                    if refused is not None:
-                        refused["content"] = {
-                            "application/json": {
-                                "schema": {"$ref": "#/components/schemas/ErrorBody"}
-                            }
+                    responses = operation.setdefault("responses", {})
+                    if "422" in responses:
+                        responses["422"]["content"] = error_body
+                    if "requestBody" in operation and "413" not in responses:
+                        responses["413"] = {
+                            "description": "The body is over the server's limit for it.",
+                            "content": error_body,
                         }
             schemas = spec.get("components", {}).get("schemas", {})
             for unused in ("HTTPValidationError", "ValidationError"):
@@ -293,5 +296,5 @@ def create_app(
     mcp_door = mcp_server.build(settings, lambda: cast(Resources, app.state.resources))
     app.router.routes.extend(mcp_door.routes)
     register_spa(app, settings.static_dir)  # last: its catch-all must not shadow an API route
-    _document_validation_errors(app)
+    _document_errors(app)
     return app

@@ -90,3 +90,28 @@ async def test_validation_errors_are_documented_in_the_shape_they_are_sent(
     reply = await client.post("/api/auth/login", json={"email": 1})
     assert reply.status_code == 422
     assert set(reply.json()) == {"error"}
+
+
+async def test_every_operation_that_takes_a_body_documents_the_body_limit(
+    client: httpx.AsyncClient,
+) -> None:
+    spec = (await client.get("/openapi.json")).json()
+    taking = [
+        (route, method, op)
+        for route, path in spec["paths"].items()
+        for method, op in path.items()
+        if "requestBody" in op
+    ]
+    assert taking
+    undocumented = [
+        f"{method} {route}" for route, method, op in taking if "413" not in op["responses"]
+    ]
+    assert undocumented == []
+    # As sent: over CORPUS_MAX_JSON_KB, in API.md's shape.
+    reply = await client.post(
+        "/v1/knowledge/search",
+        content=b'{"query": "' + b"x" * (1024 * 1024) + b'"}',
+        headers={"Content-Type": "application/json"},
+    )
+    assert reply.status_code == 413
+    assert reply.json()["error"]["code"] == "payload_too_large"

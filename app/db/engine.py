@@ -61,7 +61,9 @@ def make_engine(url: str, *, max_connections: int = 20) -> AsyncEngine:
 @asynccontextmanager
 async def _read_only(engine: AsyncEngine) -> AsyncIterator[ReadConnection]:
     async with engine.connect() as conn:
-        await conn.exec_driver_sql("SET TRANSACTION READ ONLY")
+        # BEGIN READ ONLY, one round trip (asyncpg's own transaction start), rather than BEGIN
+        # and then SET TRANSACTION READ ONLY; the pool resets it when the connection goes back.
+        await conn.execution_options(postgresql_readonly=True)
         yield ReadConnection(conn)
         await conn.rollback()
 
