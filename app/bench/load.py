@@ -297,6 +297,33 @@ async def _latencies(
     clients: int,
 ) -> list[float]:
     """Per-query latency in ms of `search_service.rank`, with `clients` concurrent callers."""
+    return await _timed(queries, clients, _searcher(db, settings, embedder, mode))
+
+
+async def _many_clients(
+    db: Database, settings: Settings, embedder: Embedder, queries: Sequence[str], mode: SearchMode
+) -> dict[str, Any]:
+    """A mode's figures with more than one client (one client's come from `_one_client`)."""
+    return {
+        label: percentiles(await _latencies(db, settings, embedder, queries, mode, clients))
+        for clients, label in CLIENT_COUNTS
+        if clients > 1
+    }
+
+
+async def _many_clients_bare(db: Database, vectors: Sequence[np.ndarray]) -> dict[str, Any]:
+    """The bare statement's figures with more than one client."""
+    return {
+        label: percentiles(await _bare_latencies(db, vectors, clients))
+        for clients, label in CLIENT_COUNTS
+        if clients > 1
+    }
+
+
+def _searcher(
+    db: Database, settings: Settings, embedder: Embedder, mode: SearchMode
+) -> Callable[[str], Awaitable[None]]:
+    """One search through the search service, as a request makes it."""
 
     async def search(query: str) -> None:
         request = SearchRequest(query=query, mode=mode, top_k=10)
@@ -305,7 +332,39 @@ async def _latencies(
                 conn, LOCAL_ADMIN, embedder, settings, request, side=db.side_reads
             )
 
-    return await _timed(queries, clients, search)
+    return search
+
+
+async def _one_client(
+    db: Database,
+    settings: Settings,
+    embedder: _Precomputed,
+    queries: Sequence[str],
+) -> dict[str, list[float]]:
+    """One client's latency in ms per mode and for the bare statement, the four taken in turn,
+    query by query, each on a different query at each turn. The ratios compare these: measured
+    one mode after the other, a slow spell of a shared machine fell on whichever mode was being
+    measured, and the same code's ratio moved by a third between runs (docs/BENCHMARKS.md)."""
+    async with db.read() as conn:
+        ef_search = await bench_queries.product_ef_search(conn)
+
+    async def bare(query: str) -> None:
+        async with db.read() as conn:
+            await bench_queries.nearest(conn, embedder.vectors[query], 10, ef_search=ef_search)
+
+    calls: dict[str, Callable[[str], Awaitable[None]]] = {
+        **{mode: _searcher(db, settings, embedder, mode) for mode in MODES},
+        "bare": bare,
+    }
+    samples: dict[str, list[float]] = {name: [] for name in calls}
+    stride = max(1, len(queries) // len(calls))
+    for turn in range(len(queries)):
+        for offset, (name, call) in enumerate(calls.items()):
+            query = queries[(turn + offset * stride) % len(queries)]
+            started = time.perf_counter()
+            await call(query)
+            samples[name].append((time.perf_counter() - started) * 1000)
+    return samples
 
 
 async def _embedding_latencies(
@@ -413,16 +472,15 @@ async def _measure_collection(
             "queries": len(queries),
             "load_seconds": load_seconds,
         }
+        one = await _one_client(db, settings, precomputed, queries)
         for mode in MODES:
             row[mode] = {
-                label: percentiles(
-                    await _latencies(db, settings, precomputed, queries, mode, clients)
-                )
-                for clients, label in CLIENT_COUNTS
+                "one_client": percentiles(one[mode]),
+                **await _many_clients(db, settings, precomputed, queries, mode),
             }
         row["bare_pgvector"] = {
-            label: percentiles(await _bare_latencies(db, list(vectors.values()), clients))
-            for clients, label in CLIENT_COUNTS
+            "one_client": percentiles(one["bare"]),
+            **await _many_clients_bare(db, list(vectors.values())),
         }
         row["ratios"] = _ratios(row, row["bare_pgvector"])
     return row
@@ -521,15 +579,17 @@ async def bench(
                 await _bare_latencies(db, [vectors[q] for q in queries + natural], 1)
                 await _latencies(db, bench_settings, precomputed, natural, "keyword", 1)
                 with_embedding = _QueryEmbedding(configured, precomputed)
+                one = {
+                    kind: await _one_client(db, bench_settings, precomputed, texts)
+                    for kind, texts in (("short", queries), ("natural", natural))
+                }
                 for mode in MODES:
-                    row[mode] = {}
-                    for clients, label in CLIENT_COUNTS:
-                        row[mode][label] = percentiles(
-                            await _latencies(
-                                db, bench_settings, precomputed, queries, mode, clients
-                            )
-                        )
-                        if mode != "keyword":  # the keyword half embeds nothing
+                    row[mode] = {
+                        "one_client": percentiles(one["short"][mode]),
+                        **await _many_clients(db, bench_settings, precomputed, queries, mode),
+                    }
+                    if mode != "keyword":  # the keyword half embeds nothing
+                        for clients, label in CLIENT_COUNTS:
                             row[mode][f"{label}_with_embedding"] = percentiles(
                                 await _latencies(
                                     db, bench_settings, with_embedding, queries[:50], mode, clients
@@ -539,21 +599,15 @@ async def bench(
                 # The same modes with natural-length queries, and the bare statement under both.
                 row["natural"] = {
                     mode: {
-                        label: percentiles(
-                            await _latencies(
-                                db, bench_settings, precomputed, natural, mode, clients
-                            )
-                        )
-                        for clients, label in CLIENT_COUNTS
+                        "one_client": percentiles(one["natural"][mode]),
+                        **await _many_clients(db, bench_settings, precomputed, natural, mode),
                     }
                     for mode in MODES
                 }
                 row["bare_pgvector"] = {
                     kind: {
-                        label: percentiles(
-                            await _bare_latencies(db, [vectors[q] for q in texts], clients)
-                        )
-                        for clients, label in CLIENT_COUNTS
+                        "one_client": percentiles(one[kind]["bare"]),
+                        **await _many_clients_bare(db, [vectors[q] for q in texts]),
                     }
                     for kind, texts in (("short", queries), ("natural", natural))
                 }
