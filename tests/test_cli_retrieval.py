@@ -170,8 +170,9 @@ async def test_bench_measures_latency_recall_and_ingest_on_a_small_corpus(
         collection=tmp_path / "tiny",
     )
     row = report["sizes"]["600"]
-    # Test servers keep initdb's settings: no autoprewarm, nothing to wait for.
-    assert report["prewarm_wait_s"] < 1
+    # Test servers keep initdb's settings: no autoprewarm, nothing to wait for beyond the two
+    # looks half a second apart.
+    assert report["prewarm_wait_s"] < 2
     assert report["ingest"]["documents"] == 5
     assert report["ingest"]["chunks"] >= 5
     assert report["ingest"]["chunks_per_s"] > 0

@@ -65,14 +65,17 @@ async def comment_on_database(server_url: str, name: str, comment: str) -> None:
 
 async def prewarming(server_url: str) -> bool:
     """Whether the server is still loading the pages it had buffered at its last stop
-    (autoprewarm, ADR 0016): its per-database workers exit when their list is done."""
+    (autoprewarm, ADR 0016): a per-database worker loads each database's and exits. The first
+    appears up to a second after the start, so a server started moments ago counts as loading."""
     engine = create_async_engine(server_url, isolation_level="AUTOCOMMIT")
     try:
         async with engine.connect() as conn:
             busy = await conn.scalar(
                 text(
                     "SELECT EXISTS (SELECT 1 FROM pg_stat_activity "
-                    "WHERE backend_type = 'autoprewarm worker')"
+                    "               WHERE backend_type = 'autoprewarm worker') "
+                    "OR (current_setting('shared_preload_libraries') LIKE '%pg_prewarm%' "
+                    "    AND pg_postmaster_start_time() > now() - interval '5 seconds')"
                 )
             )
     finally:
