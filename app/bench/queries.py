@@ -22,7 +22,7 @@ async def product_ef_search(conn: ReadConnection) -> int:
     """The candidates the product's dense half keeps for a top 10 on this corpus: the bare
     query is measured with the same, so the two differ only by what the product adds around
     the index."""
-    return await rag_queries.ef_search(conn, 10)
+    return await rag_queries.size_vector_search(conn, 10)
 
 
 async def default_workspace(conn: ReadConnection) -> UUID:

@@ -461,7 +461,10 @@ _PARAMETER_TYPES: dict[str, Any] = {
 }
 
 
-async def _size_vector_search(conn: ReadConnection, depth: int) -> None:
+async def size_vector_search(conn: ReadConnection, depth: int) -> int:
+    """Prepare this transaction's searches, and return the candidates an HNSW walk of `depth`
+    keeps on this corpus (the bench's bare statement uses the same; `retrieval.run` reads the
+    corpus's size from it)."""
     # The HNSW scan keeps ef_search candidates: sized to the depth (with fewer than the LIMIT it
     # would iterate, slowly, to fill the rest) and to the corpus (above). And a plan for these
     # very values, every time: after five runs of a prepared statement PostgreSQL may keep a
@@ -469,11 +472,11 @@ async def _size_vector_search(conn: ReadConnection, depth: int) -> None:
     # the keyword mode it did, and took 10.2 ms at p50 against 4.3 planned afresh (100k chunks,
     # natural queries, docs/BENCHMARKS.md). Both local to the transaction, as every request has
     # its own; read from the statistics row in the same statement, so no extra round trip.
-    await conn.execute(
+    result = await conn.execute(
         text(
             "SELECT set_config('plan_cache_mode', 'force_custom_plan', true), "
             "set_config('hnsw.ef_search', least(:max, greatest(:depth, :min, "
-            "  chunk_count / :per))::text, true) FROM corpus_stats"
+            "  chunk_count / :per))::text, true) AS ef_search FROM corpus_stats"
         ),
         {
             "depth": depth,
@@ -482,13 +485,7 @@ async def _size_vector_search(conn: ReadConnection, depth: int) -> None:
             "per": HNSW_CHUNKS_PER_CANDIDATE,
         },
     )
-
-
-async def ef_search(conn: ReadConnection, depth: int) -> int:
-    """The candidates a dense search of `depth` keeps on this corpus (for the bench's bare
-    statement, which must use the same)."""
-    await _size_vector_search(conn, depth)
-    return int((await conn.execute(text("SHOW hnsw.ef_search"))).scalar_one())
+    return int(result.one().ef_search)
 
 
 @functools.cache
@@ -542,10 +539,14 @@ def _values(params: SearchParams) -> dict[str, Any]:
     return values
 
 
-async def search(conn: ReadConnection, params: SearchParams) -> list[SearchHit]:
-    """Run the hybrid (or single-mode) search statement within the caller's scope."""
+async def search(
+    conn: ReadConnection, params: SearchParams, *, sized: bool = False
+) -> list[SearchHit]:
+    """Run the hybrid (or single-mode) search statement within the caller's scope. `sized`:
+    the caller has run `size_vector_search` in this transaction already."""
     sql, values = _prepared(params)
-    await _size_vector_search(conn, params.dense_depth)
+    if not sized:
+        await size_vector_search(conn, params.dense_depth)
     return _hits(await conn.execute(_clause(sql), values))
 
 
@@ -606,10 +607,11 @@ async def _half(conn: ReadConnection, sql: str, values: dict[str, Any]) -> Half:
     )
 
 
-async def dense_half(conn: ReadConnection, params: SearchParams) -> Half:
-    """The dense half of a hybrid search, alone."""
+async def dense_half(conn: ReadConnection, params: SearchParams, *, sized: bool = False) -> Half:
+    """The dense half of a hybrid search, alone. `sized`: as for `search`."""
     values = _values(params)
-    await _size_vector_search(conn, params.dense_depth)
+    if not sized:
+        await size_vector_search(conn, params.dense_depth)
     return await _half(conn, _DENSE_HALF, values)
 
 
@@ -647,7 +649,7 @@ async def explain(conn: ReadConnection, params: SearchParams, *, analyze: bool =
     """The plan PostgreSQL chooses for the search statement (tests check the indexes it uses);
     with `analyze`, run, with each node's time and buffers (scripts/explain_search.py)."""
     sql, values = _prepared(params)
-    await _size_vector_search(conn, params.dense_depth)
+    await size_vector_search(conn, params.dense_depth)
     command = "EXPLAIN (ANALYZE, BUFFERS) " if analyze else "EXPLAIN "
     rows = await conn.execute(_clause(command + sql), values)
     return "\n".join(row[0] for row in rows)

@@ -73,6 +73,11 @@ PASSAGE_WORDS = 32
 # words, as much as the dense half, against 3 ms on 2-6 words, where the third statement the
 # fusion then needs ate the gain (docs/BENCHMARKS.md, ADR 0015).
 APART_FROM_WORDS = 6
+# ... and so does any hybrid query once the HNSW walk keeps more candidates than its floor (a
+# corpus of over 300k chunks): the walk is long there, and the keyword half after it in one
+# statement is time the search apart does not spend. At a million chunks, 2-6 words: 43.0 /
+# 48.5 ms at p50 / p95 in one statement, 41.4 / 47.0 apart (docs/BENCHMARKS.md).
+APART_FROM_CANDIDATES = queries.HNSW_EF_SEARCH_MIN
 
 
 def is_passage(query: str) -> bool:
@@ -147,8 +152,9 @@ async def run(
 ) -> list[SearchHit]:
     """Rank the chunks `caller_id` may see for a query the search service has checked, in
     `workspace_ids` (None: every workspace), of `document_ids` only when given. It ranks, and
-    records nothing. With `side`, a long hybrid search reads its keyword half on a second
-    connection while the request's reads the dense half, if one is free (ADR 0015).
+    records nothing. With `side`, a long hybrid search (any, on a large corpus) reads its
+    keyword half on a second connection while the request's reads the dense half, if one is
+    free (ADR 0015).
     """
     if workspace_ids == [] or document_ids == []:
         return []
@@ -165,10 +171,13 @@ async def run(
         tuning=tuning,
         document_ids=document_ids,
     )
-    if side is not None and mode == "hybrid" and len(query.split()) > APART_FROM_WORDS:
-        async with side.reserve() as other:
-            if other is not None:
-                return await _halves_apart(conn, other, params)
+    if side is not None and mode == "hybrid":
+        candidates = await queries.size_vector_search(conn, params.dense_depth)
+        if len(query.split()) > APART_FROM_WORDS or candidates > APART_FROM_CANDIDATES:
+            async with side.reserve() as other:
+                if other is not None:
+                    return await _halves_apart(conn, other, params)
+        return await queries.search(conn, params, sized=True)
     return await queries.search(conn, params)
 
 
@@ -177,7 +186,7 @@ async def _halves_apart(
 ) -> list[SearchHit]:
     """The hybrid search as two statements at once and a third that fuses them: on natural
     queries the halves cost about the same, and one after the other in one statement they took
-    their sum (docs/BENCHMARKS.md)."""
+    their sum (docs/BENCHMARKS.md). `conn`'s vector search is sized already."""
 
     ranked: asyncio.Future[queries.Half] = asyncio.get_running_loop().create_future()
 
@@ -188,7 +197,7 @@ async def _halves_apart(
 
     keyword_task = asyncio.create_task(keyword())
     try:
-        dense = await queries.dense_half(conn, params)
+        dense = await queries.dense_half(conn, params, sized=True)
         # The keyword half's ranking, or its failure if it failed before handing one over.
         either: list[asyncio.Future[Any]] = [ranked, keyword_task]
         await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)

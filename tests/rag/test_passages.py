@@ -139,9 +139,13 @@ async def test_vectors_are_stored_in_their_row(conn: AsyncConnection) -> None:
 async def test_the_hnsw_candidates_grow_with_the_corpus(conn: AsyncConnection) -> None:
     read = ReadConnection(conn)
     await conn.execute(text("UPDATE corpus_stats SET chunk_count = 50000"))
-    assert await queries.ef_search(read, 10) == queries.HNSW_EF_SEARCH_MIN
-    assert await queries.ef_search(read, 300) == 300
+    assert await queries.size_vector_search(read, 10) == queries.HNSW_EF_SEARCH_MIN
+    assert await queries.size_vector_search(read, 300) == 300
     await conn.execute(text("UPDATE corpus_stats SET chunk_count = 900000"))
-    assert await queries.ef_search(read, 10) == 900000 // queries.HNSW_CHUNKS_PER_CANDIDATE
+    assert await queries.size_vector_search(read, 10) == 900000 // queries.HNSW_CHUNKS_PER_CANDIDATE
     await conn.execute(text("UPDATE corpus_stats SET chunk_count = 5000000"))
-    assert await queries.ef_search(read, 10) == queries.HNSW_EF_SEARCH_MAX
+    assert await queries.size_vector_search(read, 10) == queries.HNSW_EF_SEARCH_MAX
+    # What it returns is what the walk will keep.
+    assert (await conn.execute(text("SHOW hnsw.ef_search"))).scalar_one() == str(
+        queries.HNSW_EF_SEARCH_MAX
+    )
