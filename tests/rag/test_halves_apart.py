@@ -335,3 +335,33 @@ async def test_the_search_endpoint_reads_its_halves_apart(corpus: Corpus) -> Non
         finally:
             await side.dispose()
     assert side.opened == 1
+
+
+async def test_a_tie_in_the_fused_score_goes_to_the_hit_with_a_vector_match(
+    corpus: Corpus,
+) -> None:
+    # One chunk first in the dense half only, another first in the keyword half only: the same
+    # fused score. The chunk with a similarity wins, whichever id sorts first, so the same
+    # corpus ingested twice (new random ids) ranks the same.
+    async with corpus.db.read() as conn:
+        rows = (await conn.execute(text("SELECT id FROM chunks ORDER BY id LIMIT 2"))).all()
+        low, high = rows[0].id, rows[1].id
+        params = retrieval.search_params(
+            "release",
+            await corpus.embedder.embed_query("release"),
+            corpus.settings,
+            mode="hybrid",
+            caller_id=None,
+            workspace_ids=None,
+            tags=None,
+            limit=10,
+        )
+        for near, keyword_only in ((low, high), (high, low)):
+            hits = await rag_queries.fuse(
+                conn,
+                params,
+                rag_queries.Half(ids=[near], scores=[0.5], ranks=[1]),
+                rag_queries.Half(ids=[keyword_only], scores=[1.0], ranks=[1]),
+            )
+            assert [h.chunk_id for h in hits] == [near, keyword_only]
+            assert hits[0].score == hits[1].score
