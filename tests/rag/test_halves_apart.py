@@ -344,7 +344,12 @@ async def test_a_tie_in_the_fused_score_goes_to_the_hit_with_a_vector_match(
     # fused score. The chunk with a similarity wins, whichever id sorts first, so the same
     # corpus ingested twice (new random ids) ranks the same.
     async with corpus.db.read() as conn:
-        rows = (await conn.execute(text("SELECT id FROM chunks ORDER BY id LIMIT 2"))).all()
+        # Two chunks anyone may see: the fusion checks each hit's scope again.
+        rows = (
+            await conn.execute(
+                text("SELECT id FROM chunks WHERE private_owner_id IS NULL ORDER BY id LIMIT 2")
+            )
+        ).all()
         low, high = rows[0].id, rows[1].id
         params = retrieval.search_params(
             "release",
