@@ -612,12 +612,10 @@ async def _half(conn: ReadConnection, sql: str, values: dict[str, Any]) -> Half:
     )
 
 
-async def dense_half(conn: ReadConnection, params: SearchParams, *, sized: bool = False) -> Half:
-    """The dense half of a hybrid search, alone. `sized`: as for `search`."""
-    values = _values(params)
-    if not sized:
-        await size_vector_search(conn, params.dense_depth)
-    return await _half(conn, _DENSE_HALF, values)
+async def dense_half(conn: ReadConnection, params: SearchParams) -> Half:
+    """The dense half of a hybrid search, alone, in a transaction whose vector search
+    `size_vector_search` has sized (`retrieval.run` sizes it to choose the path)."""
+    return await _half(conn, _DENSE_HALF, _values(params))
 
 
 async def keyword_half(conn: ReadConnection, params: SearchParams) -> Half:

@@ -197,7 +197,7 @@ async def _halves_apart(
 
     keyword_task = asyncio.create_task(keyword())
     try:
-        dense = await queries.dense_half(conn, params, sized=True)
+        dense = await queries.dense_half(conn, params)
         # The keyword half's ranking, or its failure if it failed before handing one over.
         either: list[asyncio.Future[Any]] = [ranked, keyword_task]
         await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
