@@ -69,6 +69,7 @@ CREATE TABLE public.chat_messages (
     citations jsonb DEFAULT '[]'::jsonb NOT NULL,
     trace jsonb DEFAULT '[]'::jsonb NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    read_chunks uuid[] DEFAULT '{}'::uuid[] NOT NULL,
     CONSTRAINT ck_chat_messages_role CHECK ((role = ANY (ARRAY['user'::text, 'assistant'::text])))
 );
 
@@ -77,7 +78,9 @@ CREATE TABLE public.chats (
     user_id uuid NOT NULL,
     title text DEFAULT ''::text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    workspace_scope text,
+    persona text
 );
 
 CREATE TABLE public.chunk_terms (
@@ -129,6 +132,7 @@ CREATE TABLE public.documents (
     version integer DEFAULT 1 NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    derived_from uuid[],
     CONSTRAINT ck_documents_visibility CHECK ((visibility = ANY (ARRAY['org'::text, 'private'::text])))
 );
 
@@ -234,6 +238,8 @@ CREATE TABLE public.research_jobs (
     worker text,
     lease_expires_at timestamp with time zone DEFAULT now() NOT NULL,
     heartbeat_at timestamp with time zone,
+    workspace_scope text,
+    persona text,
     CONSTRAINT ck_research_jobs_status CHECK ((status = ANY (ARRAY['running'::text, 'done'::text, 'failed'::text])))
 );
 

@@ -36,6 +36,7 @@ from app.asking.schemas import (
     ModeEvent,
     RunMode,
     Step,
+    Writes,
 )
 from app.config import Settings
 from app.db.engine import ShortTransaction, WriteConnection
@@ -78,10 +79,13 @@ class Question:
     persona: str | None = None
     # Kept in a chat (`chat_id`, or a new one when None): the web app's questions, not MCP's.
     in_chat: bool = False
-    # Whether the agents may write (save a note); MCP's ask tools promise a read.
-    may_write: bool = True
+    # What the agents may write, as the asker allowed for this run (MCP's ask tools promise a
+    # read: always "off" there).
+    writes: Writes = "off"
     chat_id: UUID | None = None
     history: list[tuple[str, str]] = field(default_factory=list)
+    # The chunks the history's answers were drawn from: the run has read them too.
+    drawn_from: frozenset[UUID] = frozenset()
 
 
 async def prepare(
@@ -98,10 +102,13 @@ async def prepare(
     first answer is kept, so a run that fails or is cancelled leaves none behind.
 
     Raises:
-        Forbidden: the role may not ask. ValidationFailed: a blank or too long question, or an
-        unknown workspace. NotFound: a chat or document the caller does not have.
+        Forbidden: the role may not ask, or may not write and asked to. ValidationFailed: a
+        blank or too long question, or an unknown workspace. NotFound: a chat or document the
+        caller does not have.
     """
     principal.require("search", "your role may not ask")
+    if request.writes != "off":
+        principal.require("documents.write", "writes: your role may not add documents")
     text = request.question.strip()
     if not text:
         raise ValidationFailed("question: must not be blank")
@@ -124,16 +131,22 @@ async def prepare(
             workspaces=workspaces,
             document_ids=request.document_ids or None,
             persona=request.persona if request.workspaces is None else None,
+            writes=request.writes,
         )
         if not in_chat:
             return question
         question = replace(question, in_chat=True)
         if request.chat_id is None:
             return question
-        chat = await asking_service.get_chat(conn, principal, request.chat_id)
-    latest = chat.messages[-2 * HISTORY_TURNS :]
-    history: list[tuple[str, str]] = [(str(m.role), m.content[:HISTORY_CHARS]) for m in latest]
-    return replace(question, chat_id=chat.id, history=history)
+        earlier = await asking_service.follow_up(
+            conn, principal, request.chat_id, turns=HISTORY_TURNS, chars=HISTORY_CHARS
+        )
+    return replace(
+        question,
+        chat_id=earlier.chat_id,
+        history=earlier.history,
+        drawn_from=earlier.drawn_from,
+    )
 
 
 class RunFailed(AppError):
@@ -250,10 +263,11 @@ async def _run(
         emit=emit,
         budget=_budget(services.settings, mode),
         door=door,
-        may_write=question.may_write,
+        writes=question.writes,
         workspaces=question.workspaces,
         document_ids=question.document_ids,
         history=question.history,
+        drawn_from=question.drawn_from,
         react=react_graph(),
     )
     if services.models.chat(mode) is None:
@@ -443,6 +457,7 @@ async def _done(
             mode=mode,
             citations=[c.model_dump(mode="json") for c in cited],
             trace=run.trace_json(),
+            read_chunks=list(run.ledger.by_chunk),
         )
     return DoneEvent(
         answer=text,

@@ -67,7 +67,7 @@ class Jobs:
             result = await answer_once(
                 services,
                 principal,
-                Question(text=question, mode="deep", may_write=False),
+                Question(text=question, mode="deep"),
                 door="mcp",
             )
         except AppError as exc:

@@ -14,7 +14,7 @@ from langchain_core.messages import BaseMessage, ToolMessage
 
 from app.access.principal import Principal
 from app.agents.models import Models
-from app.asking.schemas import Event, Step
+from app.asking.schemas import Event, Step, Writes
 from app.config import Settings
 from app.db.engine import ShortTransaction
 from app.rag.embeddings.base import Embedder
@@ -158,13 +158,18 @@ class Run:
     emit: Callable[[Event], None]
     budget: Budget
     door: str = "api"
-    # False where the door promises a read (MCP's ask tools are annotated read-only): the
-    # agents then get no tool that writes, whatever the role.
-    may_write: bool = True
+    # What the asker allowed this run to write (AskRequest.writes; never the model's to set):
+    # "off" offers no tool that writes, whatever the role.
+    writes: Writes = "off"
     workspaces: list[str] | None = None
     document_ids: list[UUID] | None = None
     # Earlier turns of the chat, oldest first: (role, text).
     history: list[tuple[str, str]] = field(default_factory=list)
+    # The chunks those turns were drawn from: read by this run as much as its own retrievals.
+    drawn_from: frozenset[UUID] = frozenset()
+    # What the run was shown that is not for everyone, besides chunks (a private document's
+    # title in a listing, the documentation gaps): why a note of it must stay private.
+    restricted: set[str] = field(default_factory=set)
     ledger: Ledger = field(default_factory=Ledger)
     trace: list[Step] = field(default_factory=list)
     trace_id: UUID = field(default_factory=uuid4)
@@ -183,6 +188,11 @@ class Run:
         if self.stopped is None:
             self.stopped = what
         self.step("budget", f"budget reached: {what}")
+
+    def read(self) -> set[UUID]:
+        """Every chunk whose text this run has put in front of the model: what it retrieved,
+        cited or not, and what its chat history was drawn from. A model may copy any of it."""
+        return {*self.ledger.by_chunk, *self.drawn_from}
 
     def trace_json(self) -> list[dict[str, Any]]:
         return [step.model_dump() for step in self.trace]

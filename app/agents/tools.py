@@ -1,8 +1,13 @@
 """The agents' tools (API.md, "Asking"). Which ones a model is offered follows the caller's role
-(the capability table's `agent_tools`); every call runs as the caller, through the domain
-services, in a short transaction of its own, so the services refuse again whatever a model asks
-beyond its role. A refusal or a bad argument comes back to the model as the tool's result, and
-is a step of the trace."""
+(the capability table's `agent_tools`) and what the asker allowed the run to write; every call
+runs as the caller, through the domain services, in a short transaction of its own, so the
+services refuse again whatever a model asks beyond its role. A refusal or a bad argument comes
+back to the model as the tool's result, and is a step of the trace.
+
+Everything a tool returns is text from documents: untrusted input that may ask the model for
+anything. A model that obeys it must not be able to widen who sees anything, so what a write
+may reach is decided here from what the run has read, never from the model's arguments
+(docs/SECURITY.md, "The agents' trust model")."""
 
 from __future__ import annotations
 
@@ -17,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from app.access.capabilities import AgentTool, agent_tools
 from app.agents.run import BudgetSpent, Run
 from app.documents import service as documents_service
-from app.documents.schemas import DocumentCreate, DocumentFilters
+from app.documents.schemas import DocumentCreate, DocumentFilters, Visibility
 from app.errors import AppError, Forbidden, ValidationFailed
 from app.kit.types import Slug, Tag
 from app.rag.schemas import SearchRequest, chunk_url
@@ -154,6 +159,8 @@ async def list_corpus_documents(run: Run, args: ListArgs) -> str:
     items = [d for d in page.items if run.document_ids is None or d.id in run.document_ids]
     if not items:
         return "No documents match."
+    if any(d.visibility != "org" for d in items):
+        run.restricted.add("the run listed a private document")
     return "\n".join(
         f"- {d.title} (document {d.id}; workspace {d.workspace}; {d.chunk_count} chunks"
         + (f"; tags {', '.join(d.tags)}" if d.tags else "")
@@ -170,8 +177,45 @@ async def think(run: Run, args: ThinkArgs) -> str:
 _KEY = re.compile(r"\d+")
 
 
+@dataclass(frozen=True)
+class Placement:
+    """Where a note goes and who may see it."""
+
+    visibility: Visibility
+    workspace: str | None
+    why: str
+
+
+async def placement(run: Run) -> Placement:
+    """The narrowest reach of everything the run has read: a note is visible to the
+    organisation only when the asker allowed it (`writes="org"`) and every chunk the run read
+    is an `org` chunk of one workspace, which the note then joins; else it is private to the
+    asker. A chunk deleted or hidden since it was read counts as private."""
+    read = run.read()
+    async with run.transaction() as conn:
+        reach = await documents_service.chunk_reach(conn, run.principal, list(read))
+    workspaces = sorted({r.workspace for r in reach})
+    # A bound key writes into its own workspace; else the one workspace of the sources, if
+    # they share one (the default workspace when there are none).
+    home = run.principal.workspace_scope or (workspaces[0] if len(workspaces) == 1 else None)
+    if run.writes != "org":
+        return Placement("private", home, "this run may save private notes only")
+    if len(reach) < len(read) or any(r.visibility != "org" for r in reach):
+        return Placement("private", home, "the run read a passage that is not for everyone")
+    if run.restricted:
+        return Placement("private", home, "; ".join(sorted(run.restricted)))
+    if len(workspaces) > 1:
+        return Placement("private", home, "the run read passages of several workspaces")
+    return Placement("org", home, "every passage the run read is visible to the organisation")
+
+
 async def save_note(run: Run, args: NoteArgs) -> str:
-    run.step("save_note", f'save note: "{_clip(args.title, 200)}"')
+    where = await placement(run)
+    run.step(
+        "save_note",
+        f'save note: "{_clip(args.title, 200)}" ({where.visibility})',
+        where.why,
+    )
     by_key = run.ledger.by_key()
     sources = []
     for source in args.sources:
@@ -189,6 +233,8 @@ async def save_note(run: Run, args: NoteArgs) -> str:
         data = DocumentCreate(
             title=args.title,
             content=content,
+            workspace=where.workspace,
+            visibility=where.visibility,
             tags=["agent-note"],
             source=f"agent-note (run {run.trace_id})",
         )
@@ -196,15 +242,25 @@ async def save_note(run: Run, args: NoteArgs) -> str:
         raise ValidationFailed.from_pydantic(exc) from None
     async with run.transaction() as conn:
         created = await documents_service.create(
-            conn, run.principal, run.embedder, run.settings, data
+            conn,
+            run.principal,
+            run.embedder,
+            run.settings,
+            data,
+            derived_from=sorted(run.read()),
         )
-    return f"Saved as document {created.id} ({created.chunk_count} chunks), tagged agent-note."
+    return (
+        f"Saved as document {created.id} ({created.chunk_count} chunks, {created.visibility}), "
+        "tagged agent-note."
+    )
 
 
 async def documentation_gaps(run: Run, _args: NoArgs) -> str:
     run.step("gaps", "documentation gaps")
     async with run.transaction() as conn:
         gaps = await search_service.documentation_gaps(conn, run.principal, run.embedder)
+    # Everyone's unanswered questions are the admins' to read, not the organisation's.
+    run.restricted.add("the run read the documentation gaps")
     if not gaps.items:
         return "No documentation gaps: every recent question found something."
     return "\n".join(
@@ -280,13 +336,13 @@ WRITES = frozenset({"save_note"})
 
 
 def for_caller(run: Run, wanted: list[str] | None = None) -> list[Tool]:
-    """The tools the caller's role grants (among `wanted`, when given); none that writes in a
-    run that may only read."""
+    """The tools the caller's role grants (among `wanted`, when given); none that writes unless
+    the asker turned writes on for this run."""
     granted = agent_tools(run.principal.role, bound=run.principal.workspace_scope is not None)
     return [
         TOOLS[name]
         for name in granted
-        if (wanted is None or name in wanted) and (run.may_write or name not in WRITES)
+        if (wanted is None or name in wanted) and (run.writes != "off" or name not in WRITES)
     ]
 
 

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import delete, func, insert, select, tuple_, update
+from sqlalchemy import ColumnElement, Table, delete, func, insert, select, true, tuple_, update
 
 from app.db.engine import ReadConnection, WriteConnection
 from app.db.tables import chat_messages, chats, research_jobs
@@ -17,6 +17,8 @@ from app.db.tables import chat_messages, chats, research_jobs
 class ChatRow:
     id: UUID
     title: str
+    workspace_scope: str | None
+    persona: str | None
     created_at: datetime
     updated_at: datetime
 
@@ -29,6 +31,7 @@ class MessageRow:
     mode: str | None
     citations: list[dict[str, Any]]
     trace: list[dict[str, Any]]
+    read_chunks: list[UUID]
     created_at: datetime
 
 
@@ -37,6 +40,8 @@ class JobRow:
     id: UUID
     user_id: UUID
     question: str
+    workspace_scope: str | None
+    persona: str | None
     status: str
     result: dict[str, Any] | None
     error: str | None
@@ -45,37 +50,75 @@ class JobRow:
     lease_expired: bool
 
 
-_CHAT = (chats.c.id, chats.c.title, chats.c.created_at, chats.c.updated_at)
+_CHAT = (
+    chats.c.id,
+    chats.c.title,
+    chats.c.workspace_scope,
+    chats.c.persona,
+    chats.c.created_at,
+    chats.c.updated_at,
+)
 
 
-async def insert_chat(conn: WriteConnection, *, user_id: UUID, title: str) -> ChatRow:
-    row = (
-        await conn.execute(insert(chats).values(user_id=user_id, title=title).returning(*_CHAT))
-    ).one()
+def _owned(table: Table, user_id: UUID, scope: str | None) -> ColumnElement[bool]:
+    """The user's rows; for a caller bound to a workspace (`scope`), only those made under the
+    same binding."""
+    bound = table.c.workspace_scope == scope if scope is not None else true()
+    return (table.c.user_id == user_id) & bound
+
+
+async def insert_chat(
+    conn: WriteConnection,
+    *,
+    user_id: UUID,
+    title: str,
+    workspace_scope: str | None,
+    persona: str | None,
+) -> ChatRow:
+    values = {
+        "user_id": user_id,
+        "title": title,
+        "workspace_scope": workspace_scope,
+        "persona": persona,
+    }
+    row = (await conn.execute(insert(chats).values(**values).returning(*_CHAT))).one()
     return ChatRow(*row)
 
 
-async def get_chat(conn: ReadConnection, *, chat_id: UUID, user_id: UUID) -> ChatRow | None:
+async def get_chat(
+    conn: ReadConnection, *, chat_id: UUID, user_id: UUID, scope: str | None
+) -> ChatRow | None:
     row = (
-        await conn.execute(select(*_CHAT).where(chats.c.id == chat_id, chats.c.user_id == user_id))
+        await conn.execute(
+            select(*_CHAT).where(chats.c.id == chat_id, _owned(chats, user_id, scope))
+        )
     ).one_or_none()
     return ChatRow(*row) if row is not None else None
 
 
 async def list_chats(
-    conn: ReadConnection, *, user_id: UUID, limit: int, after: tuple[datetime, UUID] | None
+    conn: ReadConnection,
+    *,
+    user_id: UUID,
+    scope: str | None,
+    limit: int,
+    after: tuple[datetime, UUID] | None,
 ) -> list[ChatRow]:
     """A page of the user's chats, the latest used first (keyset on updated_at, id)."""
-    statement = select(*_CHAT).where(chats.c.user_id == user_id)
+    statement = select(*_CHAT).where(_owned(chats, user_id, scope))
     if after is not None:
         statement = statement.where(tuple_(chats.c.updated_at, chats.c.id) < tuple_(*after))
     statement = statement.order_by(chats.c.updated_at.desc(), chats.c.id.desc()).limit(limit + 1)
     return [ChatRow(*row) for row in await conn.execute(statement)]
 
 
-async def delete_chat(conn: WriteConnection, *, chat_id: UUID, user_id: UUID) -> bool:
+async def delete_chat(
+    conn: WriteConnection, *, chat_id: UUID, user_id: UUID, scope: str | None
+) -> bool:
     deleted = await conn.execute(
-        delete(chats).where(chats.c.id == chat_id, chats.c.user_id == user_id).returning(chats.c.id)
+        delete(chats)
+        .where(chats.c.id == chat_id, _owned(chats, user_id, scope))
+        .returning(chats.c.id)
     )
     return deleted.first() is not None
 
@@ -87,6 +130,7 @@ _MESSAGE = (
     chat_messages.c.mode,
     chat_messages.c.citations,
     chat_messages.c.trace,
+    chat_messages.c.read_chunks,
     chat_messages.c.created_at,
 )
 
@@ -109,6 +153,7 @@ async def insert_message(
     mode: str | None,
     citations: list[dict[str, Any]],
     trace: list[dict[str, Any]],
+    read_chunks: list[UUID] | None = None,
 ) -> UUID:
     # clock_timestamp, not now(): a question and its answer written in one transaction must
     # keep their order.
@@ -121,6 +166,7 @@ async def insert_message(
             mode=mode,
             citations=citations,
             trace=trace,
+            read_chunks=read_chunks or [],
             created_at=func.clock_timestamp(),
         )
         .returning(chat_messages.c.id)
@@ -135,6 +181,8 @@ _JOB = (
     research_jobs.c.id,
     research_jobs.c.user_id,
     research_jobs.c.question,
+    research_jobs.c.workspace_scope,
+    research_jobs.c.persona,
     research_jobs.c.status,
     research_jobs.c.result,
     research_jobs.c.error,
@@ -151,13 +199,22 @@ def _lease(seconds: float) -> Any:
 
 
 async def insert_job(
-    conn: WriteConnection, *, user_id: UUID, question: str, worker: str, lease_s: float
+    conn: WriteConnection,
+    *,
+    user_id: UUID,
+    question: str,
+    workspace_scope: str | None,
+    persona: str | None,
+    worker: str,
+    lease_s: float,
 ) -> UUID:
     inserted = await conn.execute(
         insert(research_jobs)
         .values(
             user_id=user_id,
             question=question,
+            workspace_scope=workspace_scope,
+            persona=persona,
             worker=worker,
             heartbeat_at=func.now(),
             lease_expires_at=_lease(lease_s),
@@ -193,10 +250,12 @@ async def finish_job(
     )
 
 
-async def get_job(conn: ReadConnection, *, job_id: UUID, user_id: UUID) -> JobRow | None:
+async def get_job(
+    conn: ReadConnection, *, job_id: UUID, user_id: UUID, scope: str | None
+) -> JobRow | None:
     row = (
         await conn.execute(
-            select(*_JOB).where(research_jobs.c.id == job_id, research_jobs.c.user_id == user_id)
+            select(*_JOB).where(research_jobs.c.id == job_id, _owned(research_jobs, user_id, scope))
         )
     ).one_or_none()
     return JobRow(*row) if row is not None else None

@@ -15,6 +15,10 @@ from app.schemas import PlainText
 # The modes a run resolves to.
 RunMode = Literal["fast", "deep"]
 
+# What a run may write, as the asker allows it for that run (never the model): nothing; notes
+# private to the asker; or notes visible to the organisation when everything the run read is.
+Writes = Literal["off", "private", "org"]
+
 
 class AskRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -26,6 +30,15 @@ class AskRequest(BaseModel):
     # "Ask about this doc": the run searches and reads these documents only.
     document_ids: list[UUID] | None = Field(default=None, max_length=50)
     persona: Slug | None = None
+    writes: Writes = Field(
+        default="off",
+        description=(
+            "What the agents may write during this run: `off` (the default: no tool that "
+            "writes is offered), `private` (notes visible to you alone), or `org` (a note is "
+            "visible to the organisation only if everything the run read is; else private). "
+            "Editors and admins only."
+        ),
+    )
 
 
 class Step(BaseModel):
@@ -74,6 +87,9 @@ EVENT_NAMES: dict[type[BaseModel], str] = {
 class Chat(BaseModel):
     id: UUID
     title: str
+    # The binding it was made under: a key bound to a workspace sees only its own chats.
+    workspace_scope: str | None = None
+    persona: str | None = None
     created_at: datetime
     updated_at: datetime
 
@@ -99,6 +115,8 @@ class ResearchJob(BaseModel):
     id: UUID
     user_id: UUID
     question: str
+    workspace_scope: str | None = None
+    persona: str | None = None
     status: JobStatus
     result: dict[str, Any] | None
     error: str | None

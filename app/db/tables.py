@@ -3,6 +3,8 @@ these definitions are what queries are written against, and `alembic check` keep
 
 from __future__ import annotations
 
+from typing import Any
+
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
     BigInteger,
@@ -54,6 +56,10 @@ def _updated_at() -> Column[object]:
 
 def _texts() -> ARRAY[str]:
     return ARRAY(Text)
+
+
+def _uuids() -> ARRAY[Any]:
+    return ARRAY(UUID(as_uuid=True))
 
 
 users = Table(
@@ -166,6 +172,8 @@ documents = Table(
     Column("content", Text, nullable=False),
     Column("content_sha256", Text, nullable=False),
     Column("version", Integer, nullable=False, server_default="1"),
+    # A note an agent saved: every chunk its run had read (null for everything else).
+    Column("derived_from", _uuids()),
     _created_at(),
     _updated_at(),
     CheckConstraint("visibility IN ('org', 'private')", name="visibility"),
@@ -288,6 +296,10 @@ chats = Table(
         "user_id", UUID(as_uuid=True), ForeignKey("users.id", ondelete="CASCADE"), nullable=False
     ),
     Column("title", Text, nullable=False, server_default=""),
+    # The binding it was made under: a key bound to a workspace sees only its own (and the
+    # persona, for the record).
+    Column("workspace_scope", Text),
+    Column("persona", Text),
     _created_at(),
     _updated_at(),
     Index(None, "user_id", "updated_at"),
@@ -305,6 +317,8 @@ chat_messages = Table(
     Column("mode", Text),
     Column("citations", JSONB, nullable=False, server_default=text("'[]'::jsonb")),
     Column("trace", JSONB, nullable=False, server_default=text("'[]'::jsonb")),
+    # Every chunk the answer's run read, cited or not: what a follow-up's history draws on.
+    Column("read_chunks", _uuids(), nullable=False, server_default="{}"),
     _created_at(),
     CheckConstraint("role IN ('user', 'assistant')", name="role"),
     Index(None, "chat_id", "created_at"),
@@ -319,6 +333,8 @@ research_jobs = Table(
         "user_id", UUID(as_uuid=True), ForeignKey("users.id", ondelete="CASCADE"), nullable=False
     ),
     Column("question", Text, nullable=False),
+    Column("workspace_scope", Text),
+    Column("persona", Text),
     Column("status", Text, nullable=False, server_default="running"),
     Column("result", JSONB),
     Column("error", Text),

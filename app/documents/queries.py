@@ -194,7 +194,7 @@ def _select_documents(*extra: Any) -> Select[Any]:
 async def get_document(
     conn: ReadConnection, caller_id: UUID | None, document_id: UUID, *, scope: str | None = None
 ) -> DocumentWithContent | None:
-    statement = _select_documents(documents.c.content).where(
+    statement = _select_documents(documents.c.content, documents.c.derived_from).where(
         documents.c.id == document_id, visible_to(caller_id, scope)
     )
     row = (await conn.execute(statement)).mappings().first()
@@ -272,6 +272,7 @@ async def insert_document(
     tags: list[str],
     content: str,
     content_sha256: str,
+    derived_from: Sequence[UUID] | None = None,
 ) -> UUID:
     result = await conn.execute(
         documents.insert()
@@ -285,6 +286,7 @@ async def insert_document(
             tags=tags,
             content=content,
             content_sha256=content_sha256,
+            derived_from=list(derived_from) if derived_from is not None else None,
         )
         .returning(documents.c.id)
     )
@@ -404,6 +406,30 @@ async def visible_chunks(
         .where(chunks.c.id.in_(list(chunk_ids)), visible_to(caller_id, scope))
     )
     return {row.id for row in await conn.execute(statement)}
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkReach:
+    """Who may see a chunk: its document's visibility and workspace."""
+
+    chunk_id: UUID
+    visibility: Visibility
+    workspace: str
+
+
+async def chunk_reach(
+    conn: ReadConnection, caller_id: UUID | None, chunk_ids: Sequence[UUID], *, scope: str | None
+) -> list[ChunkReach]:
+    """The reach of each of `chunk_ids` the caller may see now (the others are left out)."""
+    if not chunk_ids:
+        return []
+    statement = (
+        select(chunks.c.id, documents.c.visibility, workspaces.c.slug)
+        .join_from(chunks, documents, documents.c.id == chunks.c.document_id)
+        .join(workspaces, workspaces.c.id == documents.c.workspace_id)
+        .where(chunks.c.id.in_(list(chunk_ids)), visible_to(caller_id, scope))
+    )
+    return [ChunkReach(row.id, row.visibility, row.slug) for row in await conn.execute(statement)]
 
 
 async def visible_documents(

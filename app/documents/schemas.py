@@ -144,6 +144,8 @@ class DocumentCreated(Document):
 
 class DocumentWithContent(Document):
     content: str
+    # A note an agent saved: the chunks its run had read (null for any other document).
+    derived_from: list[UUID] | None = None
 
 
 class Chunk(BaseModel):

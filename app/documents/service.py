@@ -274,8 +274,10 @@ async def create(
     data: DocumentCreate,
     *,
     media_type: str = MARKDOWN,
+    derived_from: Sequence[UUID] | None = None,
 ) -> DocumentCreated:
-    """Add a document: chunk, embed and index it in the caller's transaction.
+    """Add a document: chunk, embed and index it in the caller's transaction. `derived_from`
+    records the chunks an agent's note was drawn from.
 
     Identical content from the same owner in the same workspace is not added twice: the reply
     names the existing document with `unchanged: true`.
@@ -309,6 +311,7 @@ async def create(
         tags=data.tags,
         content=data.content,
         content_sha256=digest,
+        derived_from=derived_from,
     )
     await _write_chunks(
         conn,
@@ -389,6 +392,16 @@ async def readable_chunks(
 ) -> set[UUID]:
     """Which of the chunks the caller may read now (a citation is checked against this)."""
     return await queries.visible_chunks(
+        conn, principal.user_id, chunk_ids, scope=principal.workspace_scope
+    )
+
+
+async def chunk_reach(
+    conn: ReadConnection, principal: Principal, chunk_ids: Sequence[UUID]
+) -> list[queries.ChunkReach]:
+    """The visibility and workspace of each of the chunks the caller may read now; a chunk
+    deleted or hidden since is left out."""
+    return await queries.chunk_reach(
         conn, principal.user_id, chunk_ids, scope=principal.workspace_scope
     )
 

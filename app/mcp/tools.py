@@ -11,7 +11,6 @@ import binascii
 import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import replace
 from typing import Annotated, ParamSpec, TypeVar, get_args
 from uuid import UUID
 
@@ -298,8 +297,7 @@ class Tools:
             routing=current.routing,
             in_chat=False,
         )
-        # Annotated read-only: the agents get no tool that writes (save_note) here.
-        checked = replace(checked, may_write=False)
+        # Annotated read-only: the request leaves `writes` off, so no tool that writes is offered.
         return await answer.answer_once(self._services(current), principal, checked, door=DOOR)
 
     @_listed("Research a question", READS)

@@ -133,10 +133,11 @@ async def run(
     *,
     mode: str = "fast",
     document_ids: list[str] | None = None,
+    writes: str = "off",
 ) -> list[Event]:
     """Every event of one run, in order."""
     request = AskRequest.model_validate(
-        {"question": question, "mode": mode, "document_ids": document_ids}
+        {"question": question, "mode": mode, "document_ids": document_ids, "writes": writes}
     )
     prepared = await answer.prepare(
         world.corpus.db.write,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +30,9 @@ class Turn:
 class ScriptedServer:
     turns: list[Turn]
     requests: list[dict[str, Any]] = field(default_factory=list)
+    # Reply from the request itself instead of in the scripted order (a model that reads what
+    # the tools returned): called with each request's body.
+    respond: Callable[[dict[str, Any]], Turn] | None = None
     headers: list[dict[str, str]] = field(default_factory=list)
     # Answer every request with this status and an error body instead (a bad key: 401).
     refuse: int | None = None
@@ -40,6 +43,8 @@ class ScriptedServer:
     def _next(self, body: dict[str, Any], request: Request) -> Turn:
         self.requests.append(body)
         self.headers.append(dict(request.headers))
+        if self.respond is not None:
+            return self.respond(body)
         return self.turns.pop(0) if len(self.turns) > 1 else self.turns[0]
 
     def app(self) -> Starlette:

@@ -118,7 +118,9 @@ async def test_an_editors_run_saves_a_note_tagged_agent_note_with_its_sources(
         return calling(text="Saved [1].")
 
     editor = await world.principal(world.editor)
-    events = await run(world, world.services(scripted(respond)), editor, "Summarise caching")
+    events = await run(
+        world, world.services(scripted(respond)), editor, "Summarise caching", writes="org"
+    )
     assert any(s.kind == "save_note" for s in _steps(events))
     async with world.corpus.db.read() as conn:
         notes = await documents_service.list_documents(
@@ -132,6 +134,9 @@ async def test_an_editors_run_saves_a_note_tagged_agent_note_with_its_sources(
         saved = await documents_service.get(conn, editor, notes.items[0].id)
     assert saved is not None
     assert "/documents/" in saved.content  # its source, linked to the chunk
+    # Every passage the run read is the organisation's, and the asker allowed publishing.
+    assert saved.visibility == "org"
+    assert saved.derived_from
 
 
 async def test_a_citation_of_a_chunk_never_retrieved_or_no_longer_readable_is_removed(

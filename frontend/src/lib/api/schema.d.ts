@@ -954,6 +954,13 @@ export interface components {
             document_ids?: string[] | null;
             /** Persona */
             persona?: string | null;
+            /**
+             * Writes
+             * @description What the agents may write during this run: `off` (the default: no tool that writes is offered), `private` (notes visible to you alone), or `org` (a note is visible to the organisation only if everything the run read is; else private). Editors and admins only.
+             * @default off
+             * @enum {string}
+             */
+            writes: "off" | "private" | "org";
         };
         /** AuditEntry */
         AuditEntry: {
@@ -1010,6 +1017,10 @@ export interface components {
             id: string;
             /** Title */
             title: string;
+            /** Workspace Scope */
+            workspace_scope?: string | null;
+            /** Persona */
+            persona?: string | null;
             /**
              * Created At
              * Format: date-time
@@ -1058,6 +1069,10 @@ export interface components {
             id: string;
             /** Title */
             title: string;
+            /** Workspace Scope */
+            workspace_scope?: string | null;
+            /** Persona */
+            persona?: string | null;
             /**
              * Created At
              * Format: date-time
@@ -1370,6 +1385,8 @@ export interface components {
             updated_at: string;
             /** Content */
             content: string;
+            /** Derived From */
+            derived_from?: string[] | null;
         };
         /** DoneEvent */
         DoneEvent: {
