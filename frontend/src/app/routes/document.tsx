@@ -9,7 +9,7 @@ import type { Me } from '@/features/auth/api/get-me'
 import { useDocument } from '@/features/documents/api/documents'
 import { DocumentViewer } from '@/features/documents/components/document-viewer'
 
-import { canEditDocument } from './permissions'
+import { canEditDocument, canWrite } from './permissions'
 import { usePageTitle } from '@/lib/page-title'
 
 export function DocumentRoute() {
@@ -39,7 +39,11 @@ export function DocumentRoute() {
             <DialogTitle>Ask about this doc</DialogTitle>
             <DialogDescription className="truncate">{document.data?.title}</DialogDescription>
           </DialogHeader>
-          <AskPanel documentId={id} title={document.data?.title ?? 'this document'} />
+          <AskPanel
+            documentId={id}
+            title={document.data?.title ?? 'this document'}
+            canSaveNotes={canWrite(me)}
+          />
         </DialogContent>
       </Dialog>
     </div>

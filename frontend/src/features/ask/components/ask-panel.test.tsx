@@ -55,9 +55,9 @@ describe('readEvents', () => {
   })
 })
 
-function renderPanel() {
+function renderPanel({ canSaveNotes = false }: { canSaveNotes?: boolean } = {}) {
   const router = createMemoryRouter(
-    [{ path: '/', element: <AskPanel documentId="d1" title="Runbook" /> }],
+    [{ path: '/', element: <AskPanel documentId="d1" title="Runbook" canSaveNotes={canSaveNotes} /> }],
     { initialEntries: ['/'] },
   )
   return renderWithProviders(<RouterProvider router={router} />)
@@ -104,6 +104,35 @@ describe('AskPanel', () => {
     fireEvent.change(screen.getByLabelText('Your question'), { target: { value: 'Why?' } })
     fireEvent.click(screen.getByRole('button', { name: 'Ask' }))
     expect(await screen.findByRole('alert')).toHaveTextContent('The model is down.')
+  })
+
+  it('lets the agent write only when the person turns notes on, and shares only when asked', async () => {
+    const fetchMock = vi.fn<(input: RequestInfo | URL, init?: RequestInit) => Promise<Response>>(() =>
+      Promise.resolve(new Response(stream(SCRIPT), { headers: { 'Content-Type': 'text/event-stream' } })),
+    )
+    vi.stubGlobal('fetch', fetchMock)
+    renderPanel({ canSaveNotes: true })
+    const notes = screen.getByRole('switch', { name: /save a note/ })
+    expect(notes).not.toBeChecked()
+    expect(screen.queryByRole('switch', { name: /Share it/ })).not.toBeInTheDocument()
+
+    fireEvent.click(notes)
+    fireEvent.change(screen.getByLabelText('Your question'), { target: { value: 'Sum it up' } })
+    fireEvent.click(screen.getByRole('button', { name: 'Ask' }))
+    await screen.findByTestId('answer')
+    expect(JSON.parse(fetchMock.mock.calls[0]?.[1]?.body as string)).toMatchObject({ writes: 'private' })
+
+    await screen.findByRole('button', { name: 'Ask' })
+    fireEvent.click(screen.getByRole('switch', { name: /Share it/ }))
+    fireEvent.click(screen.getByRole('button', { name: 'Ask' }))
+    await waitFor(() => { expect(fetchMock).toHaveBeenCalledTimes(2) })
+    expect(JSON.parse(fetchMock.mock.calls[1]?.[1]?.body as string)).toMatchObject({ writes: 'org' })
+  })
+
+  it('offers no note switch to someone who may not write', () => {
+    vi.stubGlobal('fetch', vi.fn())
+    renderPanel()
+    expect(screen.queryByRole('switch', { name: /save a note/ })).not.toBeInTheDocument()
   })
 
   it('checks the question before sending anything', () => {

@@ -4,18 +4,20 @@ import {
   CircleStop,
   LoaderCircle,
   MessageCircleQuestion,
+  NotebookPen,
   Search,
   Send,
   ShieldCheck,
   Sparkles,
   Users,
 } from 'lucide-react'
-import { useState, type SubmitEvent } from 'react'
+import { useId, useState, type SubmitEvent } from 'react'
 import { Link } from 'react-router'
 
 import { Alert } from '@/components/ui/alert'
 import { Button } from '@/components/ui/button'
 import { Textarea } from '@/components/ui/input'
+import { Switch } from '@/components/ui/switch'
 import { cn } from '@/lib/cn'
 
 import type { Citation } from '../api/ask'
@@ -29,11 +31,25 @@ const STEP_ICONS: Record<string, typeof Search> = {
   think: Brain,
 }
 
-/** A question about one document, answered through `POST /api/ask` scoped to it. */
-export function AskPanel({ documentId, title }: { documentId: string; title: string }) {
+/** A question about one document, answered through `POST /api/ask` scoped to it. The agent
+ *  writes nothing unless the person turns notes on for this question (`canSaveNotes`: editors
+ *  and admins); a shared note stays private whenever anything the run read is not shared. */
+export function AskPanel({
+  documentId,
+  title,
+  canSaveNotes = false,
+}: {
+  documentId: string
+  title: string
+  canSaveNotes?: boolean
+}) {
   const { state, start, stop } = useAsk()
   const [question, setQuestion] = useState('')
   const [problem, setProblem] = useState<string>()
+  const [saveNotes, setSaveNotes] = useState(false)
+  const [shareNotes, setShareNotes] = useState(false)
+  const notesId = useId()
+  const shareId = useId()
 
   function submit(event: SubmitEvent) {
     event.preventDefault()
@@ -43,7 +59,8 @@ export function AskPanel({ documentId, title }: { documentId: string; title: str
       return
     }
     setProblem(undefined)
-    void start({ question: text, mode: 'fast', document_ids: [documentId] })
+    const writes = saveNotes ? (shareNotes ? 'org' : 'private') : undefined
+    void start({ question: text, mode: 'fast', document_ids: [documentId], ...(writes ? { writes } : {}) })
   }
 
   const streaming = state.status === 'streaming'
@@ -117,6 +134,21 @@ export function AskPanel({ documentId, title }: { documentId: string; title: str
           aria-invalid={problem ? true : undefined}
         />
         {problem ? <p role="alert" className="text-xs text-destructive">{problem}</p> : null}
+        {canSaveNotes ? (
+          <div className="grid gap-1.5 text-xs text-muted-foreground">
+            <label htmlFor={notesId} className="flex items-center gap-2">
+              <Switch id={notesId} checked={saveNotes} onCheckedChange={setSaveNotes} disabled={streaming} />
+              <NotebookPen className="size-3.5" aria-hidden="true" />
+              Let the agent save a note (private to you)
+            </label>
+            {saveNotes ? (
+              <label htmlFor={shareId} className="flex items-center gap-2 pl-11">
+                <Switch id={shareId} checked={shareNotes} onCheckedChange={setShareNotes} disabled={streaming} />
+                Share it with everyone when all its sources are shared
+              </label>
+            ) : null}
+          </div>
+        ) : null}
         <div className="flex items-center justify-between gap-2">
           <span className="flex items-center gap-1 text-xs text-muted-foreground">
             <Sparkles className="size-3" aria-hidden="true" />
