@@ -214,6 +214,12 @@ MATRIX: list[tuple[str, Request, tuple[int, int, int, int, int, int]]] = [
         fixed("POST", "/api/ask", {"question": "rollback"}),
         (401, 200, 200, 200, 200, 401),
     ),
+    # Letting the agents write is for those who may add documents.
+    (
+        "POST /api/ask",
+        fixed("POST", "/api/ask", {"question": "rollback", "writes": "private"}),
+        (401, 403, 200, 200, 200, 401),
+    ),
     ("GET /api/chats", fixed("GET", "/api/chats"), (401, 200, 200, 200, 200, 401)),
     # A chat is its owner's alone: one nobody has, or another's, does not exist.
     (
