@@ -36,12 +36,31 @@ CHEAP_ARGON2 = PasswordHasher(time_cost=1, memory_cost=64, parallelism=1)
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
+# What the servers of the suite serve as the web app: pytest does not wait for `make build`
+# (which runs beside it in `make test`), so a page served before the build ended was a 503.
+# The built app is tested in the browser run.
+WEB_BUILD_INDEX = (
+    '<!doctype html><html><head><title>Corpus</title></head><body><div id="root"></div>'
+    "</body></html>"
+)
+
+
+def web_build(data_dir: Path) -> Path:
+    """A web app build of the tests' own in `data_dir` (an index page is all the server needs)."""
+    dist = data_dir / "web-build"
+    if not (dist / "index.html").exists():
+        dist.mkdir(parents=True, exist_ok=True)
+        (dist / "index.html").write_text(WEB_BUILD_INDEX)
+    return dist
+
+
 def make_settings(data_dir: Path, **overrides: Any) -> Settings:
-    """Settings for tests: no .env file, the hash embedder, a fixed secret, and password
-    throttles that the suite's many sign-ins from 127.0.0.1 do not trip (tests of the throttles
-    set their own)."""
+    """Settings for tests: no .env file, the hash embedder, a fixed secret, a web app build of
+    their own, and password throttles that the suite's many sign-ins from 127.0.0.1 do not trip
+    (tests of the throttles set their own)."""
     values: dict[str, Any] = {
         "data_dir": data_dir,
+        "static_dir": web_build(data_dir),
         "embeddings_provider": "hash",
         "secret_key": TEST_SECRET,
         "signin_rate_per_address": "100000/minute",

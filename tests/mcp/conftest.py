@@ -17,21 +17,10 @@ from tests.running import Running, run_fresh_corpus
 
 
 @pytest.fixture(scope="module")
-async def corpus(
-    settings: Settings, server_url: str, data_dir: Path, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[Running]:
-    # The consent screen is a page of the web app: a build of the module's own, since pytest
-    # does not wait for `make build` (which runs beside it in `make test`).
-    dist = tmp_path_factory.mktemp("spa") / "dist"
-    dist.mkdir()
-    (dist / "index.html").write_text("<!doctype html><title>Corpus</title>")
+async def corpus(settings: Settings, server_url: str, data_dir: Path) -> AsyncIterator[Running]:
     # Every test here registers clients from 127.0.0.1: far more than the default allows.
     async with run_fresh_corpus(
-        server_url,
-        data_dir,
-        "corpus_mcp",
-        register_rate_per_address="10000/hour",
-        static_dir=dist,
+        server_url, data_dir, "corpus_mcp", register_rate_per_address="10000/hour"
     ) as running:
         yield running
 
