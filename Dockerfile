@@ -15,9 +15,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     CORPUS_DATA_DIR=/var/lib/corpus \
     CORPUS_STATIC_DIR=/srv/corpus/frontend/dist
 WORKDIR /srv/corpus
-# constraints.txt pins torch's CPU build (2.13.0+cpu), which PyPI does not serve: pass PyTorch's
-# CPU wheel index as this build argument (an unpinned torch would pull a CUDA build of several GB).
-ARG PIP_EXTRA_INDEX_URL
+# The image installs the project without its `export` extra: no torch (the local model ships as
+# int8 ONNX and runs on onnxruntime, ADR 0010), so PyPI alone serves every pinned wheel.
 # Dependencies first, so a code change does not reinstall them.
 COPY pyproject.toml constraints.txt README.md ./
 COPY app/__init__.py app/__init__.py
