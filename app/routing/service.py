@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Collection, Hashable, Sequence
 from dataclasses import dataclass, field
 from uuid import UUID
 
@@ -247,22 +247,38 @@ async def _layers(conn: ReadConnection, routing: Routing) -> Layers:
 async def effective_policy(
     conn: ReadConnection, routing: Routing, principal: Principal, *, persona: str | None = None
 ) -> Policy:
-    """The effective policy and the layer of each entry; one persona's with `persona`.
+    """The effective policy and the layer of each entry; one persona's with `persona`. A key
+    bound to a workspace sees that workspace only, as `rag_workspaces` lists it: the personas'
+    lists, the licenses and the missing workspaces name no other.
 
     Raises:
         Forbidden: the role may not search. NotFound: no such persona.
     """
     principal.require("search", "your role may not search")
     effective = policy.effective(await _layers(conn, routing))
+    if principal.workspace_scope is not None:
+        effective = _naming_only(effective, {principal.workspace_scope})
     if persona is None:
         return effective
     if persona not in effective.personas:
         raise NotFound(f"no persona named {persona!r}")
     entry = effective.personas[persona]
-    named = set(entry.workspaces)
+    return _naming_only(
+        effective.model_copy(update={"personas": {persona: entry}}), entry.workspaces
+    )
+
+
+def _naming_only(effective: Policy, workspaces: Collection[str]) -> Policy:
+    """`effective` with no workspace but `workspaces` named anywhere in it."""
+    named = set(workspaces)
     return effective.model_copy(
         update={
-            "personas": {persona: entry},
+            "personas": {
+                name: entry.model_copy(
+                    update={"workspaces": [w for w in entry.workspaces if w in named]}
+                )
+                for name, entry in effective.personas.items()
+            },
             "licenses": {w: e for w, e in effective.licenses.items() if w in named},
             "missing_workspaces": [w for w in effective.missing_workspaces if w in named],
         }

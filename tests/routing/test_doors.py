@@ -327,6 +327,45 @@ async def test_the_multi_search_takes_an_allowlist_and_reports_what_it_cannot_se
     assert empty.status_code == 422
 
 
+async def test_a_key_bound_to_a_workspace_sees_the_policy_of_that_workspace_only(
+    corpus: Running,
+) -> None:
+    admin = await corpus.account("admin")
+    agent = await corpus.account("viewer", kind="agent")
+    async with _http(corpus, admin) as http:
+        minted = await http.post(
+            "/api/keys",
+            json={"user_id": str(agent.user.id), "name": "nest", "workspace": "framework_nestjs"},
+        )
+        assert minted.status_code == 201
+        whole = (await http.get("/api/policy")).json()
+    bound = Account(user=agent.user, key=minted.json()["key"], password=None)
+    async with _http(corpus, bound) as http:
+        reply = await http.get("/api/policy")
+    async with mcp_client(corpus.mcp_url, bound.key) as client:
+        tool = _tool(await client.call_tool("rag_policy", {}))
+        one = _tool(await client.call_tool("rag_policy", {"persona": "hiroshi"}))
+        listed = _tool(await client.call_tool("rag_workspaces", {}))
+    assert reply.status_code == 200
+    policy = reply.json()
+    # Every name the whole policy gives, but of the workspaces only the key's own.
+    assert set(policy["personas"]) == set(whole["personas"])
+    assert policy["personas"]["hiroshi"] == {
+        "workspaces": ["framework_nestjs"],
+        "source": "builtin",
+    }
+    assert {w for p in policy["personas"].values() for w in p["workspaces"]} == {"framework_nestjs"}
+    assert set(policy["licenses"]) == {"framework_nestjs"}
+    assert policy["licenses"]["framework_nestjs"] == whole["licenses"]["framework_nestjs"]
+    assert policy["missing_workspaces"] == []
+    # The MCP tool answers alike, and names what rag_workspaces lists, no more.
+    assert tool == policy
+    assert one["personas"] == {"hiroshi": policy["personas"]["hiroshi"]}
+    assert set(one["licenses"]) == {"framework_nestjs"}
+    assert one["missing_workspaces"] == []
+    assert set(policy["licenses"]) == {w["slug"] for w in listed["items"]}
+
+
 async def test_admins_override_a_persona_and_drop_the_override_both_audited(
     corpus: Running,
 ) -> None:
