@@ -27,9 +27,11 @@ def is_api_path(path: str) -> bool:
 
 
 def page_headers(*, cache: str) -> dict[str, str]:
-    """The protections of every HTML page we serve (the web app's `index.html`, sign-in and
-    consent included): only scripts from our origin run, and no other site may frame the page,
-    where a hidden overlay could click it through. Styles may be inline: the web app's
+    """The protections of every file of the web app we serve (its `index.html` at every path,
+    sign-in and consent included, and each file of the build by its own name: `/index.html`
+    would be the page unprotected, and an SVG is a document too): only scripts from our origin
+    run, no other site may frame the page, where a hidden overlay could click it through, and
+    no browser guesses a type other than the one sent. Styles may be inline: the web app's
     components set some, and a style cannot run code."""
     policy = (
         "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
@@ -75,7 +77,7 @@ def register_spa(app: FastAPI, static_dir: Path) -> None:
             # Vite fingerprints everything under assets/, so those may be cached for good.
             immutable = candidate.parent == root / "assets"
             cache = "public, max-age=31536000, immutable" if immutable else "no-cache"
-            return FileResponse(candidate, headers={"Cache-Control": cache})
+            return FileResponse(candidate, headers=page_headers(cache=cache))
         index = root / "index.html"
         if not index.is_file():
             raise Unavailable(f"the web app is not built ({index} is missing); run `make build`")

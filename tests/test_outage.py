@@ -1,15 +1,18 @@
 """While PostgreSQL cannot be reached every door answers 503 `unavailable` with `Retry-After`,
 and serves again by itself once it is back.
 
-The server reaches the database through a TCP relay of the test's own, which the test takes
-down (refusing new connections and cutting the open ones, as a stopped server does) and brings
-back up on the same port."""
+Two ways down: a TCP relay of the test's own, which the test takes down (refusing new
+connections and cutting the open ones) and brings back up on the same port; and an embedded
+PostgreSQL of the test's own, stopped with `pg_ctl stop` and started again (its Unix socket
+goes away with it: a connection attempt meets no file, not a refusal)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import json
+import shutil
+import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -17,6 +20,7 @@ import httpx
 import pytest
 from sqlalchemy.engine import make_url
 
+from app.db import embedded
 from tests.running import Running, run_corpus
 from tests.support import migrated_database
 
@@ -120,3 +124,65 @@ async def test_a_database_outage_is_a_503_with_retry_after_and_passes_by_itself(
         "mcp": 200,
         "register": 201,
     }
+
+
+@pytest.fixture(scope="module")
+async def own_server() -> AsyncIterator[tuple[Running, Path]]:
+    """A Corpus over an embedded PostgreSQL of the module's own, which the test stops."""
+    folder = Path(tempfile.mkdtemp(prefix="corpus-outage-", dir="/tmp"))
+    try:
+        server_url = await asyncio.to_thread(embedded.start, folder)
+        database_url = await migrated_database(server_url, folder, "corpus_stopped")
+        async with run_corpus(folder, database_url) as running:
+            yield running, folder
+    finally:
+        await asyncio.to_thread(embedded.release, folder)
+        await asyncio.to_thread(embedded.stop_server, folder)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+async def _every_door(running: Running, key: dict[str, str]) -> dict[str, httpx.Response]:
+    token = {"grant_type": "authorization_code", "code": "cac_x", "client_id": "nobody"}
+    async with httpx.AsyncClient(base_url=running.url, timeout=30) as http:
+        return {
+            **await _each_door(running, key),
+            "api search": await http.post("/api/search", json={"query": "x"}, headers=key),
+            "v1": await http.post(
+                "/v1/knowledge/search-multi",
+                json={"query": "x", "workspaces": ["default"]},
+                headers=key,
+            ),
+            "token": await http.post("/token", data=token),
+        }
+
+
+async def test_a_stopped_embedded_server_is_a_503_at_every_door_until_it_is_started_again(
+    own_server: tuple[Running, Path],
+) -> None:
+    running, folder = own_server
+    editor = await running.account("editor")
+    before = await _every_door(running, editor.bearer)
+    assert before["api"].status_code == 200
+    assert before["mcp"].status_code == 200
+    assert before["register"].status_code == 201
+
+    await asyncio.to_thread(embedded.stop_server, folder)
+    assert embedded.server_pid(folder) is None
+    # Twice: the pool's connections die with the server first, then no connection can be made.
+    for _ in range(2):
+        during = await _every_door(running, editor.bearer)
+        for door, reply in during.items():
+            assert reply.status_code == 503, (door, reply.text)
+            assert int(reply.headers["retry-after"]) > 0, door
+            assert reply.headers["content-type"].startswith("application/json"), door
+        for door in ("api", "api search", "v1", "mcp"):
+            assert during[door].json()["error"]["code"] == "unavailable", door
+        for door in ("register", "token"):
+            assert during[door].json()["error"] == "temporarily_unavailable", door
+
+    await asyncio.to_thread(embedded.release, folder)
+    await asyncio.to_thread(embedded.start, folder)
+    after = await _every_door(running, editor.bearer)
+    assert after["api"].status_code == 200
+    assert after["mcp"].status_code == 200
+    assert after["register"].status_code == 201

@@ -11,6 +11,7 @@ from fastapi import FastAPI
 
 from app.config import Settings
 from app.main import create_app
+from tests.running import run_fresh_corpus
 from tests.support import lifespan, make_settings
 
 INDEX = "<!doctype html><title>Corpus</title><div id=root></div>"
@@ -104,3 +105,27 @@ async def test_the_web_apps_page_and_its_sign_in_and_consent_screens_cannot_be_f
     assert response.headers["x-frame-options"] == "DENY"
     # Every screen is the web app's page, under the very same policy.
     assert response.headers["content-security-policy"] == page.headers["content-security-policy"]
+
+
+@pytest.mark.parametrize("method", ["GET", "HEAD"])
+async def test_every_file_of_the_web_app_carries_the_pages_protections_over_http(
+    server_url: str, data_dir: Path, dist: Path, method: str
+) -> None:
+    # Served for real: the headers are what a browser gets, whichever file it is sent to.
+    async with (
+        run_fresh_corpus(server_url, data_dir, "corpus_spa_headers", static_dir=dist) as running,
+        httpx.AsyncClient(base_url=running.url) as http,
+    ):
+        page = await http.request(method, "/")
+        for path in ("/index.html", "/favicon.svg", "/assets/app-1234.js", "/", "/documents/1"):
+            response = await http.request(method, path)
+            assert response.status_code == 200, path
+            assert "frame-ancestors 'none'" in response.headers["content-security-policy"], path
+            assert (
+                response.headers["content-security-policy"]
+                == page.headers["content-security-policy"]
+            ), path
+            assert response.headers["x-frame-options"] == "DENY", path
+            assert response.headers["x-content-type-options"] == "nosniff", path
+        asset = await http.request(method, "/assets/app-1234.js")
+        assert "immutable" in asset.headers["cache-control"]

@@ -193,23 +193,27 @@ async def search_scope(
     conn: ReadConnection, principal: Principal, slugs: list[str] | None
 ) -> list[UUID] | None:
     """The workspaces a search covers, by id: None for every one the caller may see, else the
-    ones asked for. A key bound to one workspace searches that one, whatever it asks for (an
-    empty list when it asks only for others).
+    ones asked for. A key bound to one workspace searches that one, whatever else it asks for.
+    A list that leaves nothing the caller may search (empty, or a bound key's naming only
+    others) is refused, by search and ask alike: searching nothing would answer as if the
+    workspaces held nothing.
 
     Raises:
-        ValidationFailed: an unbound caller names a workspace that does not exist.
+        ValidationFailed: an unbound caller names a workspace that does not exist, or the list
+        names no workspace the caller may search.
     """
     wanted = slugs
-    if principal.workspace_scope is not None:
-        wanted = [
-            s for s in (slugs or [principal.workspace_scope]) if s == principal.workspace_scope
-        ]
+    scope = principal.workspace_scope
+    if scope is not None:
+        wanted = [s for s in (slugs if slugs is not None else [scope]) if s == scope]
     if wanted is None:
         return None
     ids = await queries.workspace_ids(conn, wanted)
     unknown = sorted(set(wanted) - set(ids))
-    if unknown and slugs is not None and principal.workspace_scope is None:
+    if unknown and slugs is not None and scope is None:
         raise ValidationFailed(f"workspaces: no workspace named {', '.join(unknown)}")
+    if slugs is not None and not ids:
+        raise ValidationFailed("workspaces: names no workspace you may search")
     return list(ids.values())
 
 

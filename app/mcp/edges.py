@@ -69,6 +69,31 @@ def _has_nul(encoded: str) -> bool:
     return "\x00" in encoded or any("\x00" in k or "\x00" in v for k, v in pairs)
 
 
+def _unregistrable(body: bytes) -> str | None:
+    """Why a registration's redirect URIs break our rule (`oauth.check_redirect_uri`) as the
+    client wrote them, or None. The SDK parses them first, and its URL parser reads a missing
+    host into one (`https:///cb` and `https:cb` become `https://cb/`), so the rule is checked on
+    the text sent. A body that is not JSON is the SDK's to refuse."""
+    try:
+        metadata = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    uris = metadata.get("redirect_uris") if isinstance(metadata, dict) else None
+    for uri in uris if isinstance(uris, list) else []:
+        if isinstance(uri, str):
+            try:
+                oauth.check_redirect_uri(uri)
+            except oauth.InvalidRedirectUri as exc:
+                return str(exc)
+    return None
+
+
+def _hostless_redirect(encoded: str) -> bool:
+    """Whether a query string or form body names a `redirect_uri` without a host: never one a
+    client registered, though the SDK's parser would read it as one (see `_unregistrable`)."""
+    return any(not urlsplit(uri).hostname for uri in parse_qs(encoded).get("redirect_uri", []))
+
+
 METADATA_PATH = "/.well-known/oauth-authorization-server"
 _FORM_PATHS = ("/token", "/revoke")
 
@@ -88,6 +113,10 @@ class OAuthEdges:
       /authorize, /token or /revoke is `invalid_request` here, before the SDK's handlers send
       it to the database (an error redirect from /authorize would need a redirect URI we can
       trust, so the answer is a 400 in every case).
+    - Redirect URIs as sent: the SDK normalises them before anyone sees them, and reads a URI
+      without a host (`https:///cb`) as one with a host (`https://cb/`). Registration checks our
+      rule on the text (`invalid_redirect_uri`, RFC 7591); /authorize and /token refuse a
+      `redirect_uri` without a host as `invalid_request`, without a redirect.
     """
 
     def __init__(
@@ -119,6 +148,9 @@ class OAuthEdges:
         if _has_nul(form):
             await _oauth_error(send, 400, "invalid_request", "a field contains a NUL character")
             return
+        if _hostless_redirect(form):
+            await _oauth_error(send, 400, "invalid_request", "redirect_uri: it has no host")
+            return
         asked = parse_qs(form).get("resource", []) if scope["path"] == "/token" else []
         if any(r.rstrip("/") != self.resource for r in asked):
             await _oauth_error(
@@ -140,6 +172,10 @@ class OAuthEdges:
             )
             return
         body = await _read_body(receive)
+        refusal = _unregistrable(body)
+        if refusal is not None:
+            await _oauth_error(send, 400, "invalid_redirect_uri", refusal)
+            return
         await self.app(scope, _replaying(body, receive), send)
 
     async def _authorize(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -151,6 +187,9 @@ class OAuthEdges:
             fields = scope["query_string"].decode("latin-1")
         if _has_nul(fields):
             await _oauth_error(send, 400, "invalid_request", "a field contains a NUL character")
+            return
+        if _hostless_redirect(fields):
+            await _oauth_error(send, 400, "invalid_request", "redirect_uri: it has no host")
             return
         await self.app(scope, receive, self._with_iss(send))
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Collection, Hashable, Sequence
 from dataclasses import dataclass, field
 from uuid import UUID
 
@@ -53,8 +53,12 @@ from app.routing.schemas import (
 from app.search import service as search_service
 
 # The last user message of a session, for `POST /api/context` by session alone: kept per
-# process, like the search cache (a client asks the replica it told, or sends the query).
+# process, like the search cache (a client asks the replica it told, or sends the query). Each
+# caller has a share of its own, so that one caller's flood pushes out its own messages only,
+# and a message is bounded where it is accepted (CORPUS_MAX_QUERY_CHARS, as when it is used):
+# the store holds at most SESSION_MESSAGES such messages, whoever sends them.
 SESSION_MESSAGES = 10_000
+SESSION_MESSAGES_PER_CALLER = 1_000
 SESSION_MESSAGE_TTL_S = 3600
 
 
@@ -65,21 +69,72 @@ class _Snapshot:
     expires_at: float
 
 
-class _Messages:
-    def __init__(self) -> None:
-        self._items: OrderedDict[tuple[UUID | None, str], tuple[str, float]] = OrderedDict()
+class SessionMessages:
+    """The last user message of each caller's sessions, for `ttl_s`: at most `per_caller`
+    sessions a caller (its oldest go first) and `capacity` in all. When the whole store is full,
+    a new message pushes out the oldest of the caller holding the most (the sender's own when it
+    holds as many): a caller can take another's place only while it holds fewer than them."""
 
-    def put(self, key: tuple[UUID | None, str], text: str) -> None:
-        self._items[key] = (text, time.monotonic() + SESSION_MESSAGE_TTL_S)
-        self._items.move_to_end(key)
-        while len(self._items) > SESSION_MESSAGES:
-            self._items.popitem(last=False)
+    def __init__(
+        self,
+        *,
+        capacity: int,
+        per_caller: int,
+        ttl_s: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._capacity = capacity
+        self._per_caller = per_caller
+        self._ttl_s = ttl_s
+        self._clock = clock
+        # Each caller's sessions, oldest first (every message lives as long: also by expiry).
+        self._callers: dict[UUID | None, OrderedDict[str, tuple[str, float]]] = {}
+        self._size = 0
 
-    def get(self, key: tuple[UUID | None, str]) -> str | None:
-        found = self._items.get(key)
-        if found is None or found[1] <= time.monotonic():
+    def put(self, caller: UUID | None, session_id: str, text: str) -> None:
+        now = self._clock()
+        mine = self._callers.setdefault(caller, OrderedDict())
+        if mine.pop(session_id, None) is not None:
+            self._size -= 1
+        mine[session_id] = (text, now + self._ttl_s)
+        self._size += 1
+        while len(mine) > self._per_caller:
+            self._drop_oldest(caller)
+        if self._size > self._capacity:
+            for other in list(self._callers):
+                self._drop_expired(other, now)
+        while self._size > self._capacity:
+            largest = max(self._callers, key=lambda other: len(self._callers[other]))
+            if len(self._callers.get(caller, ())) >= len(self._callers[largest]):
+                largest = caller
+            self._drop_oldest(largest)
+
+    def get(self, caller: UUID | None, session_id: str) -> str | None:
+        held = self._callers.get(caller)
+        found = held.get(session_id) if held is not None else None
+        if found is None or found[1] <= self._clock():
             return None
         return found[0]
+
+    def _drop_oldest(self, caller: UUID | None) -> None:
+        held = self._callers[caller]
+        held.popitem(last=False)
+        self._size -= 1
+        if not held:
+            del self._callers[caller]
+
+    def _drop_expired(self, caller: UUID | None, now: float) -> None:
+        held = self._callers[caller]
+        while caller in self._callers and next(iter(held.values()))[1] <= now:
+            self._drop_oldest(caller)
+
+
+def _session_messages() -> SessionMessages:
+    return SessionMessages(
+        capacity=SESSION_MESSAGES,
+        per_caller=SESSION_MESSAGES_PER_CALLER,
+        ttl_s=SESSION_MESSAGE_TTL_S,
+    )
 
 
 @dataclass
@@ -94,7 +149,7 @@ class Routing:
     file: FilePolicy
     http: httpx.AsyncClient
     cache: SearchCache[list[Passage]]
-    messages: _Messages = field(default_factory=_Messages)
+    messages: SessionMessages = field(default_factory=_session_messages)
     # Set while this process listens for workspace changes (tests wait on it).
     listening: asyncio.Event = field(default_factory=asyncio.Event)
     # The admins' personas and every workspace row, so that a cache hit reads no table: kept
@@ -192,22 +247,38 @@ async def _layers(conn: ReadConnection, routing: Routing) -> Layers:
 async def effective_policy(
     conn: ReadConnection, routing: Routing, principal: Principal, *, persona: str | None = None
 ) -> Policy:
-    """The effective policy and the layer of each entry; one persona's with `persona`.
+    """The effective policy and the layer of each entry; one persona's with `persona`. A key
+    bound to a workspace sees that workspace only, as `rag_workspaces` lists it: the personas'
+    lists, the licenses and the missing workspaces name no other.
 
     Raises:
         Forbidden: the role may not search. NotFound: no such persona.
     """
     principal.require("search", "your role may not search")
     effective = policy.effective(await _layers(conn, routing))
+    if principal.workspace_scope is not None:
+        effective = _naming_only(effective, {principal.workspace_scope})
     if persona is None:
         return effective
     if persona not in effective.personas:
         raise NotFound(f"no persona named {persona!r}")
     entry = effective.personas[persona]
-    named = set(entry.workspaces)
+    return _naming_only(
+        effective.model_copy(update={"personas": {persona: entry}}), entry.workspaces
+    )
+
+
+def _naming_only(effective: Policy, workspaces: Collection[str]) -> Policy:
+    """`effective` with no workspace but `workspaces` named anywhere in it."""
+    named = set(workspaces)
     return effective.model_copy(
         update={
-            "personas": {persona: entry},
+            "personas": {
+                name: entry.model_copy(
+                    update={"workspaces": [w for w in entry.workspaces if w in named]}
+                )
+                for name, entry in effective.personas.items()
+            },
             "licenses": {w: e for w, e in effective.licenses.items() if w in named},
             "missing_workspaces": [w for w in effective.missing_workspaces if w in named],
         }
@@ -265,16 +336,16 @@ async def delete_persona(
 # --- searching ------------------------------------------------------------------------------
 
 
-def _query(settings: Settings, query: str) -> str:
+def _query(settings: Settings, query: str, *, name: str = "query") -> str:
     """Raises:
     ValidationFailed: blank, or over CORPUS_MAX_QUERY_CHARS.
     """
     query = query.strip()
     if not query:
-        raise ValidationFailed("query: must not be blank")
+        raise ValidationFailed(f"{name}: must not be blank")
     if len(query) > settings.max_query_chars:
         raise ValidationFailed(
-            f"query: {len(query):,} characters is over the limit of {settings.max_query_chars:,}"
+            f"{name}: {len(query):,} characters is over the limit of {settings.max_query_chars:,}"
         )
     return query
 
@@ -434,7 +505,7 @@ async def context_block(
     principal.require("search", "your role may not search")
     text = request.query
     if text is None and request.session_id is not None:
-        text = routing.messages.get((principal.user_id, request.session_id))
+        text = routing.messages.get(principal.user_id, request.session_id)
     if text is None:
         raise ValidationFailed(
             "query: send a query, or a session_id whose last user message was stored",
@@ -468,13 +539,16 @@ async def context_block(
 
 
 def remember_message(routing: Routing, principal: Principal, session_id: str, text: str) -> None:
-    """Keep a session's last user message, so its context block can be asked for by session.
+    """Keep a session's last user message, so its context block can be asked for by session:
+    checked now as it will be checked then, so that the store holds only what could be used.
 
     Raises:
-        Forbidden: the role may not search.
+        Forbidden: the role may not search. ValidationFailed: a blank message, or one over
+        CORPUS_MAX_QUERY_CHARS (nothing is stored).
     """
     principal.require("search", "your role may not search")
-    routing.messages.put((principal.user_id, session_id), text)
+    text = _query(routing.settings, text, name="text")
+    routing.messages.put(principal.user_id, session_id, text)
 
 
 async def routed_search(

@@ -260,3 +260,35 @@ async def test_a_persona_scopes_the_question_to_its_workspaces_and_an_unknown_on
         unknown = await client.post("/api/ask", json={"question": question, "persona": "nobody"})
     assert unknown.status_code == 422
     assert unknown.json()["error"]["code"] == "validation_error"
+
+
+async def test_an_ask_or_search_limited_to_no_workspace_the_caller_may_search_is_refused(
+    world: World,
+) -> None:
+    async with world.corpus.db.write() as conn:
+        await documents_service.create_workspace(
+            conn, LOCAL_ADMIN, WorkspaceCreate(slug="bound-ask", title="Bound ask")
+        )
+    async with _client(world, world.admin) as admin:
+        minted = await admin.post(
+            "/api/keys",
+            json={"user_id": str(world.viewer.user.id), "name": "bound", "workspace": "bound-ask"},
+        )
+        assert minted.status_code == 201
+    bound = Account(user=world.viewer.user, key=minted.json()["key"], password=None)
+    question = {"question": "How do I roll back?", "mode": "fast"}
+    refused = []
+    async with _client(world, world.viewer) as viewer, _client(world, bound) as key:
+        for client, workspaces in ((viewer, []), (key, []), (key, ["default"])):
+            for path, body in (("/api/ask", question), ("/api/search", {"query": "roll back"})):
+                refused.append(await client.post(path, json={**body, "workspaces": workspaces}))
+        # The key's own workspace, named or not, is searched as before.
+        own = await key.post(
+            "/api/search", json={"query": "roll back", "workspaces": ["bound-ask"]}
+        )
+        unnamed = await key.post("/api/search", json={"query": "roll back"})
+    for reply in refused:
+        assert reply.status_code == 422, (reply.request.url.path, reply.text)
+        assert reply.headers["content-type"].startswith("application/json")
+        assert reply.json()["error"]["code"] == "validation_error"
+    assert (own.status_code, unnamed.status_code) == (200, 200)

@@ -490,6 +490,12 @@ async def test_disconnecting_a_client_stops_its_tokens_at_once(
         ("http://[::1]:7000/cb", True),
         ("http://agent.example/callback", False),
         ("myapp://callback", False),
+        # No host: a URL parser would read the path's first segment as one (https://cb/).
+        ("https:///cb", False),
+        ("https:////cb", False),
+        ("https:/cb", False),
+        ("https:cb", False),
+        ("http:///127.0.0.1:9999/callback", False),
     ],
 )
 async def test_registration_takes_https_or_loopback_redirect_uris_only(
@@ -500,6 +506,28 @@ async def test_registration_takes_https_or_loopback_redirect_uris_only(
         assert reply.status_code == 201, reply.text
     else:
         assert (reply.status_code, reply.json()["error"]) == (400, "invalid_redirect_uri")
+
+
+async def test_a_redirect_uri_without_a_host_is_refused_at_registration_and_authorization(
+    flow: Flow, browser: Browser
+) -> None:
+    registered = await flow.register(redirect_uris=["https:///cb"])
+    client_id = await flow.client_id()  # registered with REDIRECT_URI, a loopback URI
+    _, challenge = _pkce()
+    # The registered URI without its host (the SDK's parser reads it back as the registered one).
+    hostless = REDIRECT_URI.replace("http://", "http:///", 1)
+    url = flow.authorize_url(client_id, challenge, redirect_uri=hostless)
+    asked = await browser.http.get(url)
+    posted = await browser.http.post(f"{flow.corpus.url}/authorize", data=_query(url))
+    grant = await flow.grant()
+    exchanged = await flow.token(grant, redirect_uri=hostless)
+    assert (registered.status_code, registered.json()["error"]) == (400, "invalid_redirect_uri")
+    # Refused, and never redirected: the URI is not one the client registered.
+    for reply in (asked, posted, exchanged):
+        assert (reply.status_code, reply.json()["error"]) == (400, "invalid_request")
+        assert "location" not in reply.headers
+    # The refused exchange did not spend the code.
+    assert (await flow.token(grant)).status_code == 200
 
 
 async def test_the_metadata_documents_point_at_each_other(corpus: Running) -> None:

@@ -16,6 +16,7 @@ import pytest
 from mcp.types import CallToolResult, TextContent
 
 from app.config import Settings
+from app.routing import service as routing_service
 from app.routing.context import FOOTNOTE_LEAD
 from tests.accounts import Account
 from tests.mcp.conftest import mcp_client
@@ -211,6 +212,62 @@ async def test_a_session_s_stored_message_stands_in_for_the_query(corpus: Runnin
     assert missing.json()["error"]["code"] == "validation_error"
 
 
+@pytest.mark.parametrize(
+    ("capacity", "per_caller"),
+    [(20, 8), (20, 1000)],
+    ids=["the caller's own share", "the whole store"],
+)
+async def test_a_callers_flood_of_session_messages_evicts_only_its_own(
+    server_url: str,
+    data_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capacity: int,
+    per_caller: int,
+) -> None:
+    # The store's bounds made small, so that a flood of 30 messages passes them.
+    monkeypatch.setattr(routing_service, "SESSION_MESSAGES", capacity)
+    monkeypatch.setattr(routing_service, "SESSION_MESSAGES_PER_CALLER", per_caller, raising=False)
+    async with run_fresh_corpus(server_url, data_dir, "corpus_session_flood") as running:
+        victim, flooder = await running.account("viewer"), await running.account("viewer")
+        longest = "x" * running.settings.max_query_chars
+        async with _http(running, victim) as mine, _http(running, flooder) as theirs:
+            stored = await mine.post("/api/context/sessions/kept/message", json={"text": WORD})
+            assert stored.status_code == 204
+            for i in range(30):
+                flooded = await theirs.post(
+                    f"/api/context/sessions/flood-{i}/message", json={"text": longest}
+                )
+                assert flooded.status_code == 204
+            kept = await mine.post("/api/context", json={"session_id": "kept"})
+            newest = await theirs.post("/api/context", json={"session_id": "flood-29"})
+            oldest = await theirs.post("/api/context", json={"session_id": "flood-0"})
+    assert kept.status_code == 200, kept.text
+    assert newest.status_code == 200, newest.text
+    assert oldest.status_code == 422
+    assert oldest.json()["error"]["code"] == "validation_error"
+
+
+@pytest.mark.parametrize("text", ["over", "   "], ids=["over the query limit", "blank"])
+async def test_a_session_message_that_could_not_be_used_is_refused_and_stores_nothing(
+    corpus: Running, text: str
+) -> None:
+    viewer = await corpus.account("viewer")
+    refused_text = "x" * (corpus.settings.max_query_chars + 1) if text == "over" else text
+    async with _http(corpus, viewer) as http:
+        kept = await http.post("/api/context/sessions/kept/message", json={"text": WORD})
+        refused = await http.post("/api/context/sessions/kept/message", json={"text": refused_text})
+        new = await http.post("/api/context/sessions/new/message", json={"text": refused_text})
+        by_kept = await http.post("/api/context", json={"session_id": "kept"})
+        by_new = await http.post("/api/context", json={"session_id": "new"})
+    assert kept.status_code == 204
+    assert (refused.status_code, new.status_code) == (422, 422)
+    assert refused.json()["error"]["code"] == new.json()["error"]["code"] == "validation_error"
+    # The session's earlier message stands; the new session has none.
+    assert by_kept.status_code == 200, by_kept.text
+    assert by_new.status_code == 422
+    assert by_new.json()["error"]["code"] == "validation_error"
+
+
 async def test_the_single_workspace_search_takes_its_workspace_from_the_key(
     corpus: Running,
 ) -> None:
@@ -268,6 +325,45 @@ async def test_the_multi_search_takes_an_allowlist_and_reports_what_it_cannot_se
     ]
     assert [f["workspace"] for f in body["failures"]] == ["no_such_place"]
     assert empty.status_code == 422
+
+
+async def test_a_key_bound_to_a_workspace_sees_the_policy_of_that_workspace_only(
+    corpus: Running,
+) -> None:
+    admin = await corpus.account("admin")
+    agent = await corpus.account("viewer", kind="agent")
+    async with _http(corpus, admin) as http:
+        minted = await http.post(
+            "/api/keys",
+            json={"user_id": str(agent.user.id), "name": "nest", "workspace": "framework_nestjs"},
+        )
+        assert minted.status_code == 201
+        whole = (await http.get("/api/policy")).json()
+    bound = Account(user=agent.user, key=minted.json()["key"], password=None)
+    async with _http(corpus, bound) as http:
+        reply = await http.get("/api/policy")
+    async with mcp_client(corpus.mcp_url, bound.key) as client:
+        tool = _tool(await client.call_tool("rag_policy", {}))
+        one = _tool(await client.call_tool("rag_policy", {"persona": "hiroshi"}))
+        listed = _tool(await client.call_tool("rag_workspaces", {}))
+    assert reply.status_code == 200
+    policy = reply.json()
+    # Every name the whole policy gives, but of the workspaces only the key's own.
+    assert set(policy["personas"]) == set(whole["personas"])
+    assert policy["personas"]["hiroshi"] == {
+        "workspaces": ["framework_nestjs"],
+        "source": "builtin",
+    }
+    assert {w for p in policy["personas"].values() for w in p["workspaces"]} == {"framework_nestjs"}
+    assert set(policy["licenses"]) == {"framework_nestjs"}
+    assert policy["licenses"]["framework_nestjs"] == whole["licenses"]["framework_nestjs"]
+    assert policy["missing_workspaces"] == []
+    # The MCP tool answers alike, and names what rag_workspaces lists, no more.
+    assert tool == policy
+    assert one["personas"] == {"hiroshi": policy["personas"]["hiroshi"]}
+    assert set(one["licenses"]) == {"framework_nestjs"}
+    assert one["missing_workspaces"] == []
+    assert set(policy["licenses"]) == {w["slug"] for w in listed["items"]}
 
 
 async def test_admins_override_a_persona_and_drop_the_override_both_audited(
