@@ -1,9 +1,23 @@
 // The web app in a real browser against a real server: `make test-browser` (part of `make test`).
+// Each test makes what it needs, through the API or an `ensure...` helper any test may call first,
+// and opens pages of its own: the tests pass in any order. E2E_SEED=n (or E2E_SHUFFLE=1, which
+// draws a seed and prints it) runs them shuffled.
 import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
 import { after, before, test } from 'node:test'
 
-import { launchBrowser, newPage, pdf, shoot, startCallback, startCorpus } from './support.mjs'
+import {
+  api,
+  eventually,
+  inTestOrder,
+  launchBrowser,
+  newPage,
+  openSession,
+  pdf,
+  shoot,
+  startCallback,
+  startCorpus,
+} from './support.mjs'
 
 const ADMIN = { name: 'Ada Admin', email: 'ada@example.com', password: 'correct horse battery' }
 const VIEWER = { email: 'vic@example.com', password: 'viewer password 123' }
@@ -37,11 +51,30 @@ Database migrations stay where they are; a rollback never runs a down migration.
 Write a short incident note and link the dashboard.
 `
 
+// Uploaded through the dialog by the upload test alone: words of their own, so that what the
+// other tests search for and open is the library's (ensureLibrary), whichever ran first.
+const DRILL = `# Backup restore drill
+
+Once a quarter, last night's backup is restored into a scratch database and checked.
+
+## Steps
+
+1. Pick the newest snapshot.
+2. Restore it into a scratch database.
+3. Compare row counts with production.
+
+## Afterwards
+
+Note how long the restore took.
+`
+
+// A test that waits on a hung browser fails instead of holding the run forever; each step has
+// its own, shorter bound (STEP_TIMEOUT_MS).
+const TEST_TIMEOUT_MS = 10 * 60_000
+
 let corpus
 let callback
 let browser
-const findings = []
-const pages = []
 
 before(async () => {
   // Each is kept as soon as it starts, so that `after` stops whatever did start when another
@@ -61,10 +94,96 @@ after(async () => {
   await corpus?.stop()
 })
 
-async function page() {
-  const created = await newPage(browser, corpus.url)
-  pages.push(created)
-  return created
+/** `make()` the first time it is called, its promise after that; a failure is not kept. */
+function once(make) {
+  let made
+  return () => {
+    made ??= make().catch((error) => {
+      made = undefined
+      throw error
+    })
+    return made
+  }
+}
+
+/**
+ * The admin's session on the shared server: only the first account becomes admin, so the admin
+ * signs up while the server has none (whichever test asks first), and signs in after that.
+ */
+const ensureAdmin = once(async () => {
+  const options = await (await fetch(`${corpus.url}/api/auth/options`)).json()
+  return openSession(corpus.url, ADMIN, { signUp: options.first_run })
+})
+
+async function adminApi() {
+  return api(corpus.url, await ensureAdmin())
+}
+
+/** A document made through the API (201, or 200 for content the admin added before). */
+async function created(reply) {
+  const { status, body } = await reply
+  assert.ok(status === 201 || status === 200, `a document was refused: ${status} ${JSON.stringify(body)}`)
+  return body
+}
+
+/**
+ * What the search, viewer and viewer-role tests read: the runbook, the on-call guide (a PDF) and
+ * an incident checklist that links to the runbook. Made once; making it again would find the
+ * same documents (identical content is not added twice).
+ */
+const ensureLibrary = once(async () => {
+  const call = await adminApi()
+  const runbook = await created(call('POST', '/api/documents', { title: 'Deploy runbook', content: RUNBOOK, tags: ['ops', 'runbook'] }))
+  const upload = new FormData()
+  const guide = pdf(['On-call guide', 'Page the secondary after fifteen minutes.', 'Rollback first, debug later.'], 'On-call guide')
+  upload.append('file', new Blob([guide], { type: 'application/pdf' }), 'oncall-guide.pdf')
+  upload.append('tags', 'ops')
+  const onCall = await created(call('POST', '/api/documents', upload))
+  assert.equal(onCall.title, 'On-call guide')
+  await created(call('POST', '/api/documents', {
+    title: 'Incident checklist',
+    content: `# Incident checklist\n\nFirst, follow the [deploy runbook](/documents/${runbook.id}) to roll back.\n`,
+  }))
+  return { runbookId: runbook.id }
+})
+
+/** The pages one test opens, closed at its end, and what they met there. */
+class Screens {
+  pages = []
+  findings = []
+
+  async page({ baseURL = corpus.url, session } = {}) {
+    const opened = await newPage(browser, baseURL, { session })
+    this.pages.push(opened)
+    return opened
+  }
+
+  async adminPage() {
+    return this.page({ session: await ensureAdmin() })
+  }
+
+  shoot(page, name) {
+    return shoot(page, name, this.findings)
+  }
+
+  problems() {
+    return [...this.pages.flatMap((p) => p.problems), ...this.findings]
+  }
+
+  async close() {
+    await Promise.all(this.pages.map((p) => p.context().close()))
+  }
+}
+
+const scenarios = []
+
+/**
+ * A test, registered at the end of the file in the order `inTestOrder` gives. It ends by
+ * checking that no screen it opened had a console error, a 5xx, an accessibility violation or
+ * an overflow (when it fails before that, what its screens met is printed with the failure).
+ */
+function scenario(name, body) {
+  scenarios.push({ name, body })
 }
 
 /** A JSON call from inside the page, with its cookie and Origin, as the app would make it. */
@@ -83,12 +202,9 @@ function call(p, method, path, body) {
   )
 }
 
-let admin
-let runbookId
-
-test('the built page needs nothing its policy refuses: no inline script, nothing from elsewhere', async () => {
-  // The browser would refuse these and log it (the last test fails on any console error), but
-  // only on a screen that is visited; the page itself is read here whole.
+scenario('the built page needs nothing its policy refuses: no inline script, nothing from elsewhere', async () => {
+  // The browser would refuse these and log it (every test fails on a console error), but only
+  // on a screen that is visited; the page itself is read here whole.
   const reply = await fetch(`${corpus.url}/`)
   assert.equal(reply.status, 200)
   const policy = reply.headers.get('content-security-policy')
@@ -108,89 +224,104 @@ test('the built page needs nothing its policy refuses: no inline script, nothing
   }
 })
 
-test('the first visit creates the admin, who can sign out and back in', async () => {
-  admin = await page()
-  await admin.goto('/documents')
-  await admin.waitForURL('**/setup')
-  await shoot(admin, 'setup', findings)
+scenario('the first visit creates the admin, who can sign out and back in', async (screens) => {
+  // The setup screen shows only while no account exists, so this test has a server of its own
+  // that nobody has signed up on, whatever ran before it (starting one costs 5-11 s here).
+  const fresh = await startCorpus()
+  try {
+    const admin = await screens.page({ baseURL: fresh.url })
+    await admin.goto('/documents')
+    await admin.waitForURL('**/setup')
+    await screens.shoot(admin, 'setup')
 
-  // The form checks before sending: a short password never leaves the browser.
-  await admin.getByLabel('Your name').fill(ADMIN.name)
-  await admin.getByLabel('Email').fill(ADMIN.email)
-  await admin.getByLabel('Password', { exact: true }).fill('short')
-  await admin.getByLabel('Confirm password').fill('short')
-  await admin.getByRole('button', { name: 'Create admin account' }).click()
-  await admin.locator('#password-error').waitFor()
+    // The form checks before sending: a short password never leaves the browser.
+    await admin.getByLabel('Your name').fill(ADMIN.name)
+    await admin.getByLabel('Email').fill(ADMIN.email)
+    await admin.getByLabel('Password', { exact: true }).fill('short')
+    await admin.getByLabel('Confirm password').fill('short')
+    await admin.getByRole('button', { name: 'Create admin account' }).click()
+    await admin.locator('#password-error').waitFor()
 
-  await admin.getByLabel('Password', { exact: true }).fill(ADMIN.password)
-  await admin.getByLabel('Confirm password').fill(ADMIN.password)
-  await admin.getByRole('button', { name: 'Create admin account' }).click()
-  await admin.waitForURL('**/documents')
-  await admin.getByRole('heading', { name: 'No documents yet' }).waitFor()
-  await shoot(admin, 'documents-empty', findings)
+    await admin.getByLabel('Password', { exact: true }).fill(ADMIN.password)
+    await admin.getByLabel('Confirm password').fill(ADMIN.password)
+    await admin.getByRole('button', { name: 'Create admin account' }).click()
+    await admin.waitForURL('**/documents')
+    await admin.getByRole('heading', { name: 'No documents yet' }).waitFor()
+    await screens.shoot(admin, 'documents-empty')
 
-  await admin.getByRole('button', { name: 'Account menu' }).click()
-  await admin.getByRole('menuitem', { name: 'Sign out' }).click()
-  await admin.waitForURL(/\/login$/)
+    await admin.getByRole('button', { name: 'Account menu' }).click()
+    await admin.getByRole('menuitem', { name: 'Sign out' }).click()
+    await admin.waitForURL(/\/login$/)
 
-  await admin.getByLabel('Email').fill(ADMIN.email)
-  await admin.getByLabel('Password').fill('not the password at all')
-  await admin.getByRole('button', { name: 'Sign in' }).click()
-  await admin.getByRole('alert').waitFor()
-  await shoot(admin, 'login-failed', findings)
+    await admin.getByLabel('Email').fill(ADMIN.email)
+    await admin.getByLabel('Password').fill('not the password at all')
+    await admin.getByRole('button', { name: 'Sign in' }).click()
+    await admin.getByRole('alert').waitFor()
+    await screens.shoot(admin, 'login-failed')
 
-  await admin.getByLabel('Password').fill(ADMIN.password)
-  await admin.getByRole('button', { name: 'Sign in' }).click()
-  await admin.getByRole('heading', { name: /Good to see you/ }).waitFor()
-  await shoot(admin, 'home-empty', findings)
+    await admin.getByLabel('Password').fill(ADMIN.password)
+    await admin.getByRole('button', { name: 'Sign in' }).click()
+    await admin.getByRole('heading', { name: /Good to see you/ }).waitFor()
+    await screens.shoot(admin, 'home-empty')
+    // Closed before its server stops, so that nothing it still fetches fails meanwhile.
+    await admin.context().close()
+  } finally {
+    await fresh.stop()
+  }
 })
 
-test('Markdown and PDF files upload with progress, and a rejected file says why', async () => {
+scenario('Markdown and PDF files upload with progress, and a rejected file says why', async (screens) => {
+  const admin = await screens.adminPage()
   await admin.goto('/documents')
   await admin.getByRole('button', { name: 'Add documents' }).first().click()
   await admin.getByLabel('Files to upload').setInputFiles([
-    { name: 'deploy-runbook.md', mimeType: 'text/markdown', buffer: Buffer.from(RUNBOOK) },
+    { name: 'backup-drill.md', mimeType: 'text/markdown', buffer: Buffer.from(DRILL) },
     {
-      name: 'oncall-guide.pdf',
+      name: 'escalation-policy.pdf',
       mimeType: 'application/pdf',
-      buffer: pdf(['On-call guide', 'Page the secondary after fifteen minutes.', 'Rollback first, debug later.'], 'On-call guide'),
+      buffer: pdf(['Escalation policy', 'Call the duty manager after thirty minutes.', 'Write down every decision.'], 'Escalation policy'),
     },
     { name: 'diagram.png', mimeType: 'image/png', buffer: Buffer.from([137, 80, 78, 71]) },
     { name: 'empty.md', mimeType: 'text/markdown', buffer: Buffer.from('   \n') },
   ])
   const files = admin.getByRole('list', { name: 'Files' })
-  await files.locator('li[data-state="failed"]').first().waitFor()
-  await admin.getByLabel('Tags').fill('ops, runbook')
-  await admin.getByRole('button', { name: /^Upload/ }).click()
-  await files.locator('li[data-state="done"]').nth(1).waitFor()
   // The image is refused before sending; the blank file by the server; each says so.
-  assert.equal(await files.locator('li[data-state="failed"]').count(), 2)
-  assert.equal(await files.locator('li[data-state="failed"] [role="alert"]').count(), 2)
-  await shoot(admin, 'upload', findings)
+  await files.locator('li[data-state="failed"]').first().waitFor()
+  await admin.getByLabel('Tags').fill('ops, drills')
+  await admin.getByRole('button', { name: /^Upload/ }).click()
+  // The files go one after another: the blank one may still be on its way when both others
+  // are done.
+  await eventually(async () => {
+    const states = await files.locator('li').evaluateAll((all) => all.map((li) => li.dataset.state))
+    assert.deepEqual(states.sort(), ['done', 'done', 'failed', 'failed'])
+  })
+  await eventually(async () => assert.equal(await files.locator('li[data-state="failed"] [role="alert"]').count(), 2))
+  await screens.shoot(admin, 'upload')
   await admin.keyboard.press('Escape')
 
-  const listed = await call(admin, 'GET', '/api/documents')
-  const titles = listed.body.items.map((d) => d.title).sort()
-  assert.deepEqual(titles, ['Deploy runbook', 'On-call guide'])
-  runbookId = listed.body.items.find((d) => d.title === 'Deploy runbook').id
-  assert.ok(listed.body.items.find((d) => d.title === 'On-call guide').media_type.includes('pdf'))
+  const listed = await call(admin, 'GET', '/api/documents?tag=drills')
+  assert.deepEqual(listed.body.items.map((d) => d.title).sort(), ['Backup restore drill', 'Escalation policy'])
+  const drillId = listed.body.items.find((d) => d.title === 'Backup restore drill').id
+  assert.ok(listed.body.items.find((d) => d.title === 'Escalation policy').media_type.includes('pdf'))
 
-  // Pasted text that links to the runbook: the runbook's backlink.
+  // Pasted text that links to the drill: the drill's backlink.
   await admin.getByRole('button', { name: 'Add documents' }).first().click()
   await admin.getByRole('tab', { name: 'Paste text' }).click()
-  await admin.getByLabel('Title', { exact: true }).fill('Incident checklist')
+  await admin.getByLabel('Title', { exact: true }).fill('Restore drill notes')
   await admin
     .getByLabel('Content (Markdown)')
-    .fill(`# Incident checklist\n\nFirst, follow the [deploy runbook](/documents/${runbookId}) to roll back.\n`)
+    .fill(`# Restore drill notes\n\nStart from the [backup restore drill](/documents/${drillId}).\n`)
   await admin.getByRole('button', { name: 'Add document' }).click()
-  await admin.getByRole('link', { name: 'Incident checklist' }).waitFor()
-  await shoot(admin, 'documents', findings)
+  await admin.getByRole('link', { name: 'Restore drill notes' }).waitFor()
+  await screens.shoot(admin, 'documents')
   await admin.goto('/')
-  await admin.getByRole('link', { name: /Incident checklist/ }).waitFor()
-  await shoot(admin, 'home', findings)
+  await admin.getByRole('link', { name: /Restore drill notes/ }).waitFor()
+  await screens.shoot(admin, 'home')
 })
 
-test('search shows each hit’s ranks, and says plainly when nothing is relevant', async () => {
+scenario('search shows each hit’s ranks, and says plainly when nothing is relevant', async (screens) => {
+  await ensureLibrary()
+  const admin = await screens.adminPage()
   await admin.goto('/search?q=rollback%20migration')
   const hits = admin.getByTestId('search-hit')
   await hits.first().waitFor()
@@ -199,85 +330,102 @@ test('search shows each hit’s ranks, and says plainly when nothing is relevant
   assert.match(await first.getByTestId('rank-kw').textContent(), /kw#\d+/)
   assert.match(await first.getByTestId('rank-rrf').textContent(), /rrf0\.\d{3}/)
   assert.ok((await first.locator('mark').count()) > 0, 'matched terms are highlighted')
-  await shoot(admin, 'search', findings)
+  await screens.shoot(admin, 'search')
 
   await admin.goto('/search?q=zygomorphic%20quokka%20xylograph')
   await admin.getByRole('heading', { name: 'Nothing relevant found' }).waitFor()
-  await shoot(admin, 'search-nothing', findings)
+  await screens.shoot(admin, 'search-nothing')
 })
 
-test('a hit opens the viewer at its chunk, and the seams show where the document was cut', async () => {
+scenario('a hit opens the viewer at its chunk, and the seams show where the document was cut', async (screens) => {
+  const { runbookId } = await ensureLibrary()
+  const admin = await screens.adminPage()
   await admin.goto('/search?q=kubectl%20rollout%20status')
-  const link = admin.getByTestId('search-hit').first().getByRole('link').first()
+  // Another test's copy of the runbook may rank first: this one opens the library's.
+  const link = admin.locator(`[data-testid="search-hit"] a[href^="/documents/${runbookId}#chunk-"]`).first()
   const href = await link.getAttribute('href')
   assert.match(href, /^\/documents\/[0-9a-f-]+#chunk-[0-9a-f-]+$/)
   await link.click()
   const chunkId = href.split('#')[1]
   const target = admin.locator(`section#${chunkId}`)
   await target.waitFor()
-  assert.equal(await target.getAttribute('data-active'), 'true')
-  assert.ok(await target.evaluate((el) => {
-    const box = el.getBoundingClientRect()
-    return box.top < window.innerHeight && box.bottom > 0
-  }), 'the chunk is scrolled into view')
+  await eventually(async () => {
+    assert.equal(await target.getAttribute('data-active'), 'true')
+    assert.ok(await target.evaluate((el) => {
+      const box = el.getBoundingClientRect()
+      return box.top < window.innerHeight && box.bottom > 0
+    }), 'the chunk is scrolled into view')
+  })
   assert.match(await target.textContent(), /kubectl rollout status/)
   await admin.getByRole('navigation', { name: 'Contents' }).waitFor()
   await admin.getByRole('region', { name: 'Backlinks' }).getByRole('link', { name: 'Incident checklist' }).waitFor()
-  await shoot(admin, 'viewer', findings)
+  await screens.shoot(admin, 'viewer')
 
   const chunks = await call(admin, 'GET', `/api/documents/${runbookId}/chunks`)
   await admin.getByRole('switch', { name: /Chunk seams/ }).click()
   const seams = admin.getByRole('separator')
-  await seams.first().waitFor()
-  assert.equal(await seams.count(), chunks.body.length)
+  await eventually(async () => assert.equal(await seams.count(), chunks.body.length))
   const labels = await seams.evaluateAll((all) => all.map((s) => s.getAttribute('aria-label')))
   assert.deepEqual(
     labels,
     chunks.body.map((c) => `Chunk ${c.ordinal + 1}: ${c.heading_path.join(' › ') || 'Top of the document'}`),
   )
-  await shoot(admin, 'viewer-seams', findings)
+  await screens.shoot(admin, 'viewer-seams')
 
   await admin.getByRole('button', { name: 'Ask about this doc' }).click()
   const panel = admin.getByRole('dialog')
   await panel.getByLabel('Your question').fill('How do I roll back a release?')
   await panel.getByRole('button', { name: 'Ask', exact: true }).click()
   // No model is configured here: POST /api/ask streams the extractive answer, scoped to this
-  // document, each citation a deep link to its chunk.
+  // document, each citation a deep link to its chunk. Read once the stream has ended.
   await panel.getByTestId('answer').waitFor()
+  await panel.locator('[aria-busy="false"]', { has: admin.getByTestId('answer') }).waitFor()
   const cited = panel.locator(`a[href^="/documents/${runbookId}#chunk-"]`)
   await cited.first().waitFor()
   const hrefs = await panel.locator('a[href*="#chunk-"]').evaluateAll((all) => all.map((a) => a.getAttribute('href')))
   assert.ok(hrefs.every((h) => h.startsWith(`/documents/${runbookId}#chunk-`)), 'every citation is this document')
-  await shoot(admin, 'ask-panel', findings)
+  await screens.shoot(admin, 'ask-panel')
   await admin.keyboard.press('Escape')
 })
 
-test('an edit to the content says it re-chunks, and saves a new version', async () => {
-  await admin.goto(`/documents/${runbookId}`)
+scenario('an edit to the content says it re-chunks, and saves a new version', async (screens) => {
+  // A runbook of its own (other content than the library's, which would be found instead).
+  const content = RUNBOOK.replace('# Deploy runbook', '# Release runbook')
+  const call = await adminApi()
+  const draft = await created(call('POST', '/api/documents', { title: 'Release runbook', content }))
+  const admin = await screens.adminPage()
+  await admin.goto(`/documents/${draft.id}`)
   await admin.getByRole('button', { name: 'Edit' }).click()
-  await admin.getByLabel('Title', { exact: true }).fill('Deploy and rollback runbook')
-  const content = admin.getByLabel('Content (Markdown)')
-  await content.fill(`${RUNBOOK}\n## Contacts\n\nThe release captain rotates weekly.\n`)
+  await admin.getByLabel('Title', { exact: true }).fill('Release and rollback runbook')
+  await admin.getByLabel('Content (Markdown)').fill(`${content}\n## Contacts\n\nThe release captain rotates weekly.\n`)
   await admin.getByTestId('rechunk-note').waitFor()
-  await shoot(admin, 'edit', findings)
+  await screens.shoot(admin, 'edit')
   await admin.getByRole('button', { name: 'Save changes' }).click()
-  await admin.getByRole('heading', { level: 1, name: 'Deploy and rollback runbook' }).waitFor()
+  await admin.getByRole('heading', { level: 1, name: 'Release and rollback runbook' }).waitFor()
   await admin.getByText(/^v2 · updated/).waitFor()
-  const saved = await call(admin, 'GET', `/api/documents/${runbookId}`)
+  const saved = await call('GET', `/api/documents/${draft.id}`)
   assert.equal(saved.body.version, 2)
   assert.match(saved.body.content, /## Contacts/)
 })
 
-test('a delete asks first, then removes the document', async () => {
-  await admin.goto('/documents?q=Incident')
-  await admin.getByRole('button', { name: 'Actions for Incident checklist' }).click()
+scenario('a delete asks first, then removes the document', async (screens) => {
+  const call = await adminApi()
+  const memo = await created(call('POST', '/api/documents', {
+    title: 'Superseded pager memo',
+    content: '# Superseded pager memo\n\nThe pagers were retired; this memo stays until someone deletes it.\n',
+  }))
+  const ids = async () => (await call('GET', '/api/documents?limit=200')).body.items.map((d) => d.id).sort()
+  const before = await ids()
+  const admin = await screens.adminPage()
+  await admin.goto('/documents?q=Superseded')
+  await admin.getByRole('button', { name: 'Actions for Superseded pager memo' }).click()
   await admin.getByRole('menuitem', { name: 'Delete' }).click()
   await admin.getByRole('alertdialog').waitFor()
-  await shoot(admin, 'delete', findings)
+  await screens.shoot(admin, 'delete')
   await admin.getByRole('button', { name: 'Delete document' }).click()
   await admin.getByRole('heading', { name: 'No document matches these filters' }).waitFor()
-  const listed = await call(admin, 'GET', '/api/documents')
-  assert.deepEqual(listed.body.items.map((d) => d.title).sort(), ['Deploy and rollback runbook', 'On-call guide'])
+  assert.deepEqual(await ids(), before.filter((id) => id !== memo.id))
+  assert.equal((await call('GET', `/api/documents/${memo.id}`)).status, 404)
 })
 
 async function authorize(p) {
@@ -312,11 +460,12 @@ async function authorize(p) {
   return state
 }
 
-test('the consent screen approves and denies an MCP client', async () => {
+scenario('the consent screen approves and denies an MCP client', async (screens) => {
+  const admin = await screens.adminPage()
   const state = await authorize(admin)
   await admin.getByRole('heading', { name: /^Connect 127\.0\.0\.1(:\d+)? to Corpus\?$/ }).waitFor()
   await admin.getByTestId('self-declared').waitFor()
-  await shoot(admin, 'consent', findings)
+  await screens.shoot(admin, 'consent')
   await admin.getByRole('button', { name: 'Approve' }).click()
   await admin.waitForURL(`${callback.url}?*`)
   const approved = new URL(admin.url()).searchParams
@@ -333,7 +482,7 @@ test('the consent screen approves and denies an MCP client', async () => {
 
   await admin.goto('/account')
   await admin.getByRole('list', { name: 'Connected apps' }).getByText('Claude Code').waitFor()
-  await shoot(admin, 'account', findings)
+  await screens.shoot(admin, 'account')
 
   await admin.getByRole('button', { name: 'Disconnect' }).click()
   await admin.getByRole('heading', { name: 'No connected apps' }).waitFor()
@@ -341,34 +490,36 @@ test('the consent screen approves and denies an MCP client', async () => {
   assert.deepEqual(connections.body.items, [])
 })
 
-test('a viewer sees no upload button, and the server refuses an upload anyway', async () => {
-  const created = await call(admin, 'POST', '/api/people', {
+scenario('a viewer sees no upload button, and the server refuses an upload anyway', async (screens) => {
+  const { runbookId } = await ensureLibrary()
+  const asAdmin = await adminApi()
+  const account = await asAdmin('POST', '/api/people', {
     email: VIEWER.email,
     display_name: 'Vic Viewer',
     role: 'viewer',
     kind: 'human',
     password: VIEWER.password,
   })
-  assert.equal(created.status, 201)
+  assert.equal(account.status, 201)
 
-  const viewer = await page()
+  const viewer = await screens.page()
   await viewer.goto('/documents')
   await viewer.waitForURL('**/login?next=*')
-  await shoot(viewer, 'login', findings)
+  await screens.shoot(viewer, 'login')
   await viewer.getByLabel('Email').fill(VIEWER.email)
   await viewer.getByLabel('Password').fill(VIEWER.password)
   await viewer.getByRole('button', { name: 'Sign in' }).click()
   await viewer.waitForURL('**/documents')
   await viewer.getByRole('link', { name: /On-call guide/ }).waitFor()
   assert.equal(await viewer.getByRole('button', { name: 'Add documents' }).count(), 0)
-  await shoot(viewer, 'documents-viewer', findings)
+  await screens.shoot(viewer, 'documents-viewer')
 
   const refused = await call(viewer, 'POST', '/api/documents', { title: 'Sneaky', content: 'Nope.' })
   assert.equal(refused.status, 403)
   assert.equal(refused.body.error.code, 'forbidden')
 
   await viewer.goto(`/documents/${runbookId}`)
-  await viewer.getByRole('heading', { level: 1, name: 'Deploy and rollback runbook' }).waitFor()
+  await viewer.getByRole('heading', { level: 1, name: 'Deploy runbook' }).waitFor()
   assert.equal(await viewer.getByRole('button', { name: 'Edit' }).count(), 0)
 
   // The keyboard: `/` focuses the top bar's search from anywhere, Enter searches.
@@ -383,14 +534,14 @@ test('a viewer sees no upload button, and the server refuses an upload anyway', 
   const palette = viewer.getByRole('combobox', { name: 'Go to a page or a document' })
   await palette.fill('On-call')
   await viewer.getByRole('option', { name: /On-call guide/ }).waitFor()
-  await shoot(viewer, 'command-palette', findings)
+  await screens.shoot(viewer, 'command-palette')
   await palette.press('ArrowDown')
   await palette.press('ArrowUp')
   await palette.press('Enter')
   await viewer.getByRole('heading', { level: 1, name: 'On-call guide' }).waitFor()
 
   // After an admin reset, the temporary password leads to the forced change, and only then in.
-  const reset = await call(admin, 'POST', `/api/people/${created.body.id}/reset-password`)
+  const reset = await asAdmin('POST', `/api/people/${account.body.id}/reset-password`)
   assert.equal(reset.status, 200)
   await viewer.goto('/account')
   await viewer.waitForURL('**/login?next=*')
@@ -398,7 +549,7 @@ test('a viewer sees no upload button, and the server refuses an upload anyway', 
   await viewer.getByLabel('Password').fill(reset.body.temporary_password)
   await viewer.getByRole('button', { name: 'Sign in' }).click()
   await viewer.getByRole('heading', { name: 'Choose a new password' }).waitFor()
-  await shoot(viewer, 'password-forced', findings)
+  await screens.shoot(viewer, 'password-forced')
   await viewer.getByLabel('Temporary password').fill(reset.body.temporary_password)
   await viewer.getByLabel('New password', { exact: true }).fill('a brand new passphrase')
   await viewer.getByLabel('Confirm new password').fill('a brand new passphrase')
@@ -406,7 +557,21 @@ test('a viewer sees no upload button, and the server refuses an upload anyway', 
   await viewer.getByRole('heading', { name: 'Account' }).waitFor()
 })
 
-test('no screen had a console error, a 5xx, an accessibility violation or an overflow', () => {
-  const problems = pages.flatMap((p) => p.problems)
-  assert.deepEqual([...problems, ...findings], [])
-})
+for (const { name, body } of inTestOrder(scenarios)) {
+  test(name, { timeout: TEST_TIMEOUT_MS }, async (t) => {
+    const screens = new Screens()
+    let failure
+    try {
+      await body(screens)
+    } catch (error) {
+      failure = error
+    }
+    const problems = screens.problems()
+    await screens.close()
+    if (failure) {
+      for (const problem of problems) t.diagnostic(problem)
+      throw failure
+    }
+    assert.deepEqual(problems, [], 'no screen had a console error, a 5xx, an accessibility violation or an overflow')
+  })
+}

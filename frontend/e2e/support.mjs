@@ -49,13 +49,39 @@ async function freePort() {
   return port
 }
 
-async function waitFor(check, what, timeoutMs = 90_000) {
+// How long one step may wait for the state it needs: a page to load, an element to appear, an
+// upload to settle. Twice Playwright's 30 s, for a machine busy with other work (under four
+// busy loops on two cores, a test took up to twice its idle time); a step whose state never
+// comes still fails, only later.
+export const STEP_TIMEOUT_MS = 60_000
+// A server's start makes a PostgreSQL cluster and migrates it: 5-11 s at a load of 4 here, and
+// past 90 s when starved under `nice` (the Makefile).
+const SERVER_START_TIMEOUT_MS = 180_000
+
+async function waitFor(check, what, timeoutMs) {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const result = await check()
     if (result) return result
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
     await new Promise((ok) => setTimeout(ok, 200))
+  }
+}
+
+/**
+ * Run `check` until it stops throwing, and return what it returns: an assertion on state the
+ * page reaches by itself (an upload settling, a count growing) waits for that state instead of
+ * reading it once. After `timeoutMs`, the last failure is thrown.
+ */
+export async function eventually(check, timeoutMs = STEP_TIMEOUT_MS) {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    try {
+      return await check()
+    } catch (error) {
+      if (Date.now() > deadline) throw error
+    }
+    await new Promise((ok) => setTimeout(ok, 100))
   }
 }
 
@@ -95,7 +121,7 @@ export async function startCorpus() {
       } catch {
         return false
       }
-    }, 'corpus serve to be ready')
+    }, 'corpus serve to be ready', SERVER_START_TIMEOUT_MS)
   } catch (error) {
     child.kill('SIGTERM')
     throw error
@@ -138,8 +164,11 @@ export async function launchBrowser() {
  * failed request is the server's answer and is checked by its status instead), and 5xx
  * answers.
  */
-export async function newPage(browser, baseURL) {
+export async function newPage(browser, baseURL, { session } = {}) {
   const context = await browser.newContext({ baseURL, viewport: VIEWPORTS.desktop, colorScheme: 'light' })
+  if (session) {
+    await context.addCookies([{ ...session, url: baseURL, httpOnly: true, sameSite: 'Lax' }])
+  }
   const page = await context.newPage()
   page.problems = []
   page.on('pageerror', (error) => page.problems.push(`page error: ${error.message}`))
@@ -151,8 +180,77 @@ export async function newPage(browser, baseURL) {
   page.on('response', (response) => {
     if (response.status() >= 500) page.problems.push(`${response.status()} from ${response.url()}`)
   })
-  page.setDefaultTimeout(30_000)
+  page.setDefaultTimeout(STEP_TIMEOUT_MS)
+  page.setDefaultNavigationTimeout(STEP_TIMEOUT_MS)
   return page
+}
+
+/**
+ * A session for `account` over HTTP, as a script would open one (no Origin: sign-in allows
+ * that): `signUp` creates the account first. Returns the session cookie, which `newPage` puts
+ * in a page's browser and `api` sends.
+ */
+export async function openSession(baseURL, account, { signUp = false } = {}) {
+  const [path, body] = signUp
+    ? ['/api/auth/signup', { email: account.email, password: account.password, display_name: account.name }]
+    : ['/api/auth/login', { email: account.email, password: account.password }]
+  const reply = await fetch(`${baseURL}${path}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  })
+  if (!reply.ok) throw new Error(`${path} answered ${reply.status}: ${await reply.text()}`)
+  for (const header of reply.headers.getSetCookie()) {
+    const [name, value] = header.split(';')[0].split('=')
+    if (name === 'corpus_session') return { name, value }
+  }
+  throw new Error(`${path} set no session cookie`)
+}
+
+/**
+ * The API as a signed-in page calls it (the session cookie, and this server's Origin, which a
+ * write with the cookie needs): `{ status, body }`. A `FormData` body is sent as multipart.
+ */
+export function api(baseURL, session) {
+  return async (method, path, body) => {
+    const headers = { Accept: 'application/json', Origin: baseURL, Cookie: `${session.name}=${session.value}` }
+    if (body !== undefined && !(body instanceof FormData)) headers['Content-Type'] = 'application/json'
+    const reply = await fetch(`${baseURL}${path}`, {
+      method,
+      headers,
+      body: body === undefined || body instanceof FormData ? body : JSON.stringify(body),
+    })
+    const text = await reply.text()
+    return { status: reply.status, body: text ? JSON.parse(text) : null }
+  }
+}
+
+/**
+ * `items` in the order given, or shuffled when E2E_SEED (an integer) or E2E_SHUFFLE=1 (a seed
+ * drawn now) is set: the same seed gives the same order, so a failure an order caused can be
+ * run again. The seed is printed.
+ */
+export function inTestOrder(items) {
+  const given = process.env.E2E_SEED
+  if (!given && process.env.E2E_SHUFFLE !== '1') return items
+  const seed = given ? Number.parseInt(given, 10) : Math.floor(Math.random() * 2 ** 31)
+  if (!Number.isSafeInteger(seed)) throw new Error(`E2E_SEED must be an integer, not ${given}`)
+  // mulberry32: a small seeded generator, good enough to shuffle a dozen tests.
+  let state = seed >>> 0
+  const random = () => {
+    state = (state + 0x6d2b79f5) >>> 0
+    let t = state
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32
+  }
+  const shuffled = [...items]
+  for (let i = shuffled.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1))
+    ;[shuffled[i], shuffled[j]] = [shuffled[j], shuffled[i]]
+  }
+  console.log(`tests shuffled with E2E_SEED=${seed}`)
+  return shuffled
 }
 
 async function settle(page) {
@@ -165,7 +263,8 @@ async function settle(page) {
 /**
  * Photograph the screen as it is now, in both themes at both widths, and check each: axe-core
  * finds no serious or critical violation, and nothing overflows the viewport sideways.
- * Findings are collected in `findings` (asserted at the end, so one run shows them all).
+ * Findings are collected in `findings` (asserted at the end of the test, so that one run
+ * shows them all).
  */
 export async function shoot(page, name, findings) {
   mkdirSync(SHOTS, { recursive: true })
