@@ -1,7 +1,7 @@
 """Searching a remote workspace: another Corpus, or any server that speaks the Anvil contract
 (`POST {base}/v1/knowledge/search` with the workspace's own bearer). Transient failures (5xx
 and network errors) are retried with exponential backoff and jitter, all inside the fan-out's
-deadline; anything else fails at once."""
+deadline; anything else fails at once, an address the rules refuse included."""
 
 from __future__ import annotations
 
@@ -11,10 +11,12 @@ import logging
 import random
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 from uuid import UUID
 
 import httpx
 
+from app.kit.addresses import AddressRefused
 from app.routing.context import Passage
 
 logger = logging.getLogger(__name__)
@@ -110,6 +112,9 @@ async def search(
         RemoteFailed: every try failed, a 4xx, or an answer we cannot read.
     """
     loop = asyncio.get_running_loop()
+    if "@" in urlsplit(base_url).netloc:
+        # Saved before URLs with credentials were refused: httpx would send them.
+        raise RemoteFailed("its URL carries credentials: set it again without them")
     url = f"{base_url.rstrip('/')}/v1/knowledge/search"
     headers = {"Authorization": f"Bearer {bearer}"} if bearer else {}
     reason = "not tried"
@@ -121,6 +126,8 @@ async def search(
             status, content = await _post(
                 client, url, {"query": query, "top_k": top_k}, headers, remaining
             )
+        except AddressRefused as exc:
+            raise RemoteFailed(f"refused: {exc}") from None
         except httpx.TransportError as exc:
             reason = f"network error ({type(exc).__name__})"
         else:

@@ -49,9 +49,16 @@ class PersonaUpdate(_Input):
     workspaces: Annotated[list[Slug], Field(max_length=MAX_PERSONA_WORKSPACES)]
 
 
+# Why a remote workspace failed, as told to a caller who is not an admin.
+REMOTE_FAILED = "the remote workspace did not answer"
+
+
 class Failure(BaseModel):
     workspace: str
-    reason: str
+    reason: str = Field(
+        description=f"Why it failed; for a remote workspace, to admins only (others read "
+        f"{REMOTE_FAILED!r})."
+    )
 
 
 class Source(BaseModel):

@@ -33,7 +33,10 @@ DOCS = {
 
 @pytest.fixture(scope="module")
 async def corpus(settings: Settings, server_url: str, data_dir: Path) -> AsyncIterator[Running]:
-    async with run_fresh_corpus(server_url, data_dir, "corpus_routing") as running:
+    # Private addresses allowed: one test makes this Corpus a remote workspace of itself.
+    async with run_fresh_corpus(
+        server_url, data_dir, "corpus_routing", remote_allow_private=True
+    ) as running:
         admin = await running.account("admin")
         async with _http(running, admin) as http:
             for slug, content in DOCS.items():

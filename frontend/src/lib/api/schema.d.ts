@@ -363,7 +363,7 @@ export interface paths {
         };
         /**
          * List Workspaces
-         * @description List the workspaces.
+         * @description List the workspaces (a remote one's URL for admins only).
          */
         get: operations["listWorkspaces"];
         put?: never;
@@ -1421,7 +1421,10 @@ export interface components {
         Failure: {
             /** Workspace */
             workspace: string;
-            /** Reason */
+            /**
+             * Reason
+             * @description Why it failed; for a remote workspace, to admins only (others read 'the remote workspace did not answer').
+             */
             reason: string;
         };
         /**
@@ -1975,7 +1978,10 @@ export interface components {
              * Format: date-time
              */
             updated_at: string;
-            /** Remote Url */
+            /**
+             * Remote Url
+             * @description A remote workspace's base URL, shown to admins only.
+             */
             remote_url?: string | null;
         };
         /** WorkspaceCreate */
@@ -1997,7 +2003,10 @@ export interface components {
              * @enum {string}
              */
             tier: "core" | "reference" | "community";
-            /** Remote Url */
+            /**
+             * Remote Url
+             * @description The base URL of another Corpus or an Anvil-compatible server, searched at {remote_url}/v1/knowledge/search. Public addresses only (private and loopback ones with CORPUS_REMOTE_ALLOW_PRIVATE); no credentials in it. Shown to admins only.
+             */
             remote_url?: string | null;
             /** Remote Token */
             remote_token?: string | null;
@@ -2015,7 +2024,10 @@ export interface components {
              * @enum {string}
              */
             tier?: "core" | "reference" | "community";
-            /** Remote Url */
+            /**
+             * Remote Url
+             * @description The base URL of another Corpus or an Anvil-compatible server, searched at {remote_url}/v1/knowledge/search. Public addresses only (private and loopback ones with CORPUS_REMOTE_ALLOW_PRIVATE); no credentials in it. Shown to admins only. null makes the workspace local again.
+             */
             remote_url?: string | null;
             /** Remote Token */
             remote_token?: string | null;
@@ -3116,7 +3128,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Validation Error */
+            /** @description The input is invalid. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3187,7 +3199,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Validation Error */
+            /** @description The input is invalid. */
             422: {
                 headers: {
                     [name: string]: unknown;
