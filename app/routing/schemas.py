@@ -61,13 +61,20 @@ class Failure(BaseModel):
     )
 
 
+# A result's ids name a local chunk: a remote workspace's results have none (their server's
+# ids mean nothing here, and could be a local document's: docs/SECURITY.md).
+LOCAL_DOCUMENT = "The local document quoted; null for a remote workspace's result."
+LOCAL_CHUNK = "The local chunk quoted; null for a remote workspace's result."
+REMOTE_TITLE = "The document's title; a remote workspace's as one line of plain text."
+
+
 class Source(BaseModel):
     key: str
     workspace: str
     license: str
-    document_id: UUID | None
-    chunk_id: UUID | None
-    title: str
+    document_id: UUID | None = Field(description=LOCAL_DOCUMENT)
+    chunk_id: UUID | None = Field(description=LOCAL_CHUNK)
+    title: str = Field(description=REMOTE_TITLE)
     score: float | None
 
 
@@ -108,9 +115,9 @@ class KnowledgeSearchMulti(_Input):
 
 class KnowledgeResult(BaseModel):
     workspace: str
-    document_id: UUID | None
-    chunk_id: UUID | None
-    title: str
+    document_id: UUID | None = Field(description=LOCAL_DOCUMENT)
+    chunk_id: UUID | None = Field(description=LOCAL_CHUNK)
+    title: str = Field(description=REMOTE_TITLE)
     text: str
     score: float | None
     license: str

@@ -1464,11 +1464,20 @@ export interface components {
         KnowledgeResult: {
             /** Workspace */
             workspace: string;
-            /** Document Id */
+            /**
+             * Document Id
+             * @description The local document quoted; null for a remote workspace's result.
+             */
             document_id: string | null;
-            /** Chunk Id */
+            /**
+             * Chunk Id
+             * @description The local chunk quoted; null for a remote workspace's result.
+             */
             chunk_id: string | null;
-            /** Title */
+            /**
+             * Title
+             * @description The document's title; a remote workspace's as one line of plain text.
+             */
             title: string;
             /** Text */
             text: string;
@@ -1793,11 +1802,20 @@ export interface components {
             workspace: string;
             /** License */
             license: string;
-            /** Document Id */
+            /**
+             * Document Id
+             * @description The local document quoted; null for a remote workspace's result.
+             */
             document_id: string | null;
-            /** Chunk Id */
+            /**
+             * Chunk Id
+             * @description The local chunk quoted; null for a remote workspace's result.
+             */
             chunk_id: string | null;
-            /** Title */
+            /**
+             * Title
+             * @description The document's title; a remote workspace's as one line of plain text.
+             */
             title: string;
             /** Score */
             score: number | null;
