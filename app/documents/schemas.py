@@ -56,6 +56,11 @@ REMOTE_URL_HELP = (
     "{remote_url}/v1/knowledge/search. Public addresses only (private and loopback ones with "
     "CORPUS_REMOTE_ALLOW_PRIVATE); no credentials in it. Shown to admins only."
 )
+REMOTE_TOKEN_HELP = (
+    "The bearer the remote server expects; stored encrypted, never shown again. Every reader "
+    "of this workspace searches with it and sees what it sees: use a key of a dedicated agent "
+    "account that sees only what all of them may see."
+)
 Title = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE_CHARS), NoNul
 ]
@@ -101,7 +106,7 @@ class WorkspaceCreate(_Input):
     license: License | None = None
     tier: Tier = "community"
     remote_url: RemoteUrl | None = Field(default=None, description=REMOTE_URL_HELP)
-    remote_token: RemoteToken | None = None
+    remote_token: RemoteToken | None = Field(default=None, description=REMOTE_TOKEN_HELP)
 
 
 class WorkspaceUpdate(_Input):
@@ -117,7 +122,7 @@ class WorkspaceUpdate(_Input):
     remote_url: RemoteUrl | None = Field(
         default=None, description=f"{REMOTE_URL_HELP} null makes the workspace local again."
     )
-    remote_token: RemoteToken | None = None
+    remote_token: RemoteToken | None = Field(default=None, description=REMOTE_TOKEN_HELP)
 
 
 def _unique_tags(tags: list[str]) -> list[str]:

@@ -2026,7 +2026,10 @@ export interface components {
              * @description The base URL of another Corpus or an Anvil-compatible server, searched at {remote_url}/v1/knowledge/search. Public addresses only (private and loopback ones with CORPUS_REMOTE_ALLOW_PRIVATE); no credentials in it. Shown to admins only.
              */
             remote_url?: string | null;
-            /** Remote Token */
+            /**
+             * Remote Token
+             * @description The bearer the remote server expects; stored encrypted, never shown again. Every reader of this workspace searches with it and sees what it sees: use a key of a dedicated agent account that sees only what all of them may see.
+             */
             remote_token?: string | null;
         };
         /** WorkspaceUpdate */
@@ -2047,7 +2050,10 @@ export interface components {
              * @description The base URL of another Corpus or an Anvil-compatible server, searched at {remote_url}/v1/knowledge/search. Public addresses only (private and loopback ones with CORPUS_REMOTE_ALLOW_PRIVATE); no credentials in it. Shown to admins only. null makes the workspace local again.
              */
             remote_url?: string | null;
-            /** Remote Token */
+            /**
+             * Remote Token
+             * @description The bearer the remote server expects; stored encrypted, never shown again. Every reader of this workspace searches with it and sees what it sees: use a key of a dedicated agent account that sees only what all of them may see.
+             */
             remote_token?: string | null;
         };
     };
