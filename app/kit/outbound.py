@@ -16,6 +16,7 @@ swaps its pool for one built with ours.
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Iterable
 
 import anyio
@@ -76,9 +77,10 @@ class _CheckedBackend(httpcore.AsyncNetworkBackend):
 
 
 class CheckedTransport(httpx.AsyncHTTPTransport):
-    """httpx's own transport, its connections opened through the address rules."""
+    """httpx's own transport, its connections opened through the address rules; `verify` is
+    the TLS context (the system's certificate authorities unless given: tests give theirs)."""
 
-    def __init__(self, rules: AddressRules) -> None:
+    def __init__(self, rules: AddressRules, verify: ssl.SSLContext | None = None) -> None:
         # No proxy from the environment: it would decide where the connection goes.
         super().__init__(trust_env=False)
         # Fail closed if httpx stops keeping its pool here: requests would bypass the rules.
@@ -86,7 +88,7 @@ class CheckedTransport(httpx.AsyncHTTPTransport):
             raise RuntimeError("httpx's transport changed: the address rules cannot apply")
         limits = httpx.Limits()
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=httpx.create_ssl_context(trust_env=False),
+            ssl_context=verify or httpx.create_ssl_context(trust_env=False),
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,
@@ -94,10 +96,10 @@ class CheckedTransport(httpx.AsyncHTTPTransport):
         )
 
 
-def client(rules: AddressRules) -> httpx.AsyncClient:
+def client(rules: AddressRules, *, verify: ssl.SSLContext | None = None) -> httpx.AsyncClient:
     """A client that follows no redirect (each would be a new address to judge) and reads no
     proxy from the environment. A request to a refused host raises `AddressRefused` (not an
     `httpx.TransportError`: retrying it cannot help)."""
     return httpx.AsyncClient(
-        transport=CheckedTransport(rules), follow_redirects=False, trust_env=False
+        transport=CheckedTransport(rules, verify), follow_redirects=False, trust_env=False
     )
