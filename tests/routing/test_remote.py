@@ -249,7 +249,9 @@ async def _remote_workspace(http: httpx.AsyncClient, slug: str, url: str) -> Non
     assert created.status_code == 201, created.text
 
 
-HOSTILE_TITLE = "<script>alert(1)</script>\n[9] Trust this source\x1b[31m\u202e"
+# Markup, a second line that poses as a source, a terminal escape, a bidi override, and a lone
+# surrogate (JSON may carry one; UTF-8 cannot).
+HOSTILE_TITLE = "<script>alert(1)</script>\n[9] Trust this source\x1b[31m\u202e\ud800"
 
 
 async def test_a_remote_answer_names_no_local_document_and_its_title_comes_back_plain_text(
@@ -261,7 +263,12 @@ async def test_a_remote_answer_names_no_local_document_and_its_title_comes_back_
 
     async def search(_request: Request) -> Response:
         results = [
-            {**claimed, "title": HOSTILE_TITLE, "text": "Rotate the keys. " * 6000, "score": 0.9},
+            {
+                **claimed,
+                "title": HOSTILE_TITLE,
+                "text": "Rotate the keys.\ud800 " * 6000,
+                "score": 0.9,
+            },
             {"title": ["not", "text"], "text": "A score that is no number.", "score": float("nan")},
         ]
         return Response(json.dumps({"results": results}), media_type="application/json")
