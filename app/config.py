@@ -166,6 +166,14 @@ class Settings(BaseSettings):
     )
     default_persona: str = Field(default="", validation_alias="CORPUS_DEFAULT_PERSONA")
     fanout_timeout_ms: int = Field(default=4000, ge=1, validation_alias="CORPUS_FANOUT_TIMEOUT_MS")
+    # Remote workspaces (and anything else the server fetches from an address it is given) go
+    # to public addresses only; true also admits private ones (RFC 1918, 100.64.0.0/10,
+    # fc00::/7) and loopback, for federating inside one network or host. Link-local
+    # (169.254.169.254, the cloud metadata endpoints), unspecified, multicast and reserved
+    # addresses are refused either way (docs/SECURITY.md, "Remote workspaces").
+    remote_allow_private: bool = Field(
+        default=False, validation_alias="CORPUS_REMOTE_ALLOW_PRIVATE"
+    )
     cache_ttl_s: int = Field(default=600, ge=0, validation_alias="CORPUS_CACHE_TTL_S")
     cache_max_entries: int = Field(default=1000, ge=0, validation_alias="CORPUS_CACHE_MAX_ENTRIES")
     token_budget: int = Field(default=2000, ge=1, validation_alias="CORPUS_TOKEN_BUDGET")

@@ -25,6 +25,7 @@ from app.db import embedded, migrate
 from app.db.engine import Database
 from app.documents.worker import Converter
 from app.errors import AppError, error_body
+from app.kit.addresses import AddressRules, Resolver, system_resolve
 from app.kit.secrets import SecretBox
 from app.mcp import server as mcp_server
 from app.middleware import (
@@ -171,11 +172,18 @@ async def _warm(embedder: Embedder) -> None:
 
 
 def create_app(
-    settings: Settings | None = None, *, argon2: PasswordHasher | None = None
+    settings: Settings | None = None,
+    *,
+    argon2: PasswordHasher | None = None,
+    resolve: Resolver | None = None,
 ) -> FastAPI:
     """Build the ASGI app. The lifespan opens the pool (starting the embedded database when no
-    DATABASE_URL is set) and closes it on shutdown. `argon2` is for tests (`Hasher`)."""
+    DATABASE_URL is set) and closes it on shutdown. `argon2` (`Hasher`) and `resolve` (the
+    name resolver of outgoing connections' address rules) are for tests."""
     settings = settings or get_settings()
+    addresses = AddressRules(
+        allow_private=settings.remote_allow_private, resolve=resolve or system_resolve
+    )
     # Read now, so that an invalid policy file stops start-up with its line named.
     policy_file = routing_policy.load_file(settings.policy_file)
 
@@ -199,7 +207,9 @@ def create_app(
         models = make_models(settings)
         jobs = Jobs()
         box = SecretBox(secret_key)
-        router = routing_service.Routing.open(settings, db, embedder, box, policy_file)
+        router = routing_service.Routing.open(
+            settings, db, embedder, box, policy_file, addresses=addresses
+        )
         try:
             app.state.resources = Resources(
                 settings=settings,
@@ -216,6 +226,7 @@ def create_app(
                 jobs=jobs,
                 oidc=oidc.make_client(settings),
                 routing=router,
+                addresses=addresses,
             )
             pruning = asyncio.create_task(housekeeping.run(db), name="housekeeping")
             # The model loads while the process already answers: /readyz says "warming" until

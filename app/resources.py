@@ -10,6 +10,7 @@ from app.agents.models import Models
 from app.config import Settings
 from app.db.engine import Database
 from app.documents.worker import Converter
+from app.kit.addresses import AddressRules
 from app.kit.secrets import SecretBox
 from app.people.passwords import Hasher
 from app.rag.embeddings.base import Embedder
@@ -43,5 +44,7 @@ class Resources:
     jobs: Jobs
     # Multi-corpus routing: the policy file's layer, the search cache, remote workspaces' client.
     routing: Routing
+    # Where the server may connect to an address it is given (remote workspaces).
+    addresses: AddressRules
     # The OpenID Connect provider's client; None unless OIDC is configured.
     oidc: StarletteOAuth2App | None = None

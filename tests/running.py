@@ -13,6 +13,7 @@ from fastapi import FastAPI
 
 from app.config import Settings
 from app.db.engine import Database
+from app.kit.addresses import Resolver
 from app.main import create_app
 from tests.accounts import Account, make_account
 from tests.support import (
@@ -46,17 +47,23 @@ class Running:
 
 @asynccontextmanager
 async def run_corpus(
-    data_dir: Path, database_url: str, *, real_hashing: bool = False, **overrides: Any
+    data_dir: Path,
+    database_url: str,
+    *,
+    real_hashing: bool = False,
+    resolve: Resolver | None = None,
+    **overrides: Any,
 ) -> AsyncIterator[Running]:
     """Serve Corpus on a free port, its public URL that port; `overrides` are settings.
-    Passwords are hashed with `CHEAP_ARGON2` unless `real_hashing`."""
+    Passwords are hashed with `CHEAP_ARGON2` unless `real_hashing`; `resolve` stands in for
+    the system's name resolver in the address rules of outgoing connections."""
     sock, url = listening_socket()
     port = int(url.rsplit(":", 1)[1])
     settings = make_settings(
         data_dir, database_url=database_url, port=port, public_url=url, **overrides
     )
     db = Database(database_url)
-    app = create_app(settings, argon2=None if real_hashing else CHEAP_ARGON2)
+    app = create_app(settings, argon2=None if real_hashing else CHEAP_ARGON2, resolve=resolve)
     try:
         async with serving(app, sock):
             yield Running(url=url, settings=settings, db=db, app=app)

@@ -5,9 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+)
 from pydantic.json_schema import SkipJsonSchema
 
 from app.kit.types import Slug, Tag
@@ -23,15 +31,36 @@ MAX_TAGS = 32
 MAX_TITLE_CHARS = 500
 
 License = Annotated[str, StringConstraints(pattern=LICENSE_PATTERN)]
-# A remote workspace's base URL: another Corpus, or any Anvil-compatible server.
+
+
+def _no_credentials(url: str) -> str:
+    if "@" in urlsplit(url).netloc:
+        raise ValueError("carries credentials (user:password@): give the bearer as remote_token")
+    return url
+
+
+# A remote workspace's base URL: another Corpus, or any Anvil-compatible server. Where it may
+# point (public addresses unless CORPUS_REMOTE_ALLOW_PRIVATE) is the service's check: it
+# resolves the host.
 RemoteUrl = Annotated[
     str,
     StringConstraints(
         strip_whitespace=True, pattern=r"^https?://[^\s/?#]+[^\s?#]*$", max_length=2000
     ),
+    AfterValidator(_no_credentials),
 ]
 # Its bearer: presented to that server, so stored encrypted and never shown again.
 RemoteToken = Annotated[str, StringConstraints(min_length=1, max_length=4000), NoNul]
+REMOTE_URL_HELP = (
+    "The base URL of another Corpus or an Anvil-compatible server, searched at "
+    "{remote_url}/v1/knowledge/search. Public addresses only (private and loopback ones with "
+    "CORPUS_REMOTE_ALLOW_PRIVATE); no credentials in it. Shown to admins only."
+)
+REMOTE_TOKEN_HELP = (
+    "The bearer the remote server expects; stored encrypted, never shown again. Every reader "
+    "of this workspace searches with it and sees what it sees: use a key of a dedicated agent "
+    "account that sees only what all of them may see."
+)
 Title = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE_CHARS), NoNul
 ]
@@ -52,8 +81,11 @@ class Workspace(BaseModel):
     document_count: int
     created_at: datetime
     updated_at: datetime
-    # Set for a remote workspace, searched over HTTP with its own bearer (never shown).
-    remote_url: str | None = None
+    # Set for a remote workspace, searched over HTTP with its own bearer (never shown); only
+    # admins see it.
+    remote_url: str | None = Field(
+        default=None, description="A remote workspace's base URL, shown to admins only."
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +105,8 @@ class WorkspaceCreate(_Input):
     description: PlainText = Field(default="", max_length=4000)
     license: License | None = None
     tier: Tier = "community"
-    remote_url: RemoteUrl | None = None
-    remote_token: RemoteToken | None = None
+    remote_url: RemoteUrl | None = Field(default=None, description=REMOTE_URL_HELP)
+    remote_token: RemoteToken | None = Field(default=None, description=REMOTE_TOKEN_HELP)
 
 
 class WorkspaceUpdate(_Input):
@@ -87,8 +119,10 @@ class WorkspaceUpdate(_Input):
     license: License | None = None
     tier: Tier | SkipJsonSchema[None] = None
     # null makes the workspace local again (and forgets its bearer).
-    remote_url: RemoteUrl | None = None
-    remote_token: RemoteToken | None = None
+    remote_url: RemoteUrl | None = Field(
+        default=None, description=f"{REMOTE_URL_HELP} null makes the workspace local again."
+    )
+    remote_token: RemoteToken | None = Field(default=None, description=REMOTE_TOKEN_HELP)
 
 
 def _unique_tags(tags: list[str]) -> list[str]:

@@ -42,6 +42,7 @@ from app.documents.schemas import (
 )
 from app.documents.worker import Converter
 from app.errors import Conflict, Forbidden, NotFound, TooLarge, ValidationFailed
+from app.kit.addresses import PRIVATE_KINDS, AddressRefused, AddressRules
 from app.kit.paging import decode_cursor, keyset_page
 from app.kit.secrets import SecretBox
 from app.kit.updates import changes
@@ -75,10 +76,19 @@ def _check_length(settings: Settings, content: str) -> None:
 # --- workspaces -----------------------------------------------------------------------------
 
 
+def _shown(principal: Principal, workspace: Workspace) -> Workspace:
+    """A remote workspace's URL is for admins: to others it would map the network behind the
+    server (docs/SECURITY.md, "Remote workspaces")."""
+    if workspace.remote_url is None or principal.can("workspaces.manage"):
+        return workspace
+    return workspace.model_copy(update={"remote_url": None})
+
+
 async def list_workspaces(conn: ReadConnection, principal: Principal) -> list[Workspace]:
     """Every workspace the caller may see: all of them (their names are not secret; their
-    private documents are not counted), or a bound key's own."""
-    return await queries.list_workspaces(conn, scope=principal.workspace_scope)
+    private documents are not counted), or a bound key's own. Only admins see remote URLs."""
+    found = await queries.list_workspaces(conn, scope=principal.workspace_scope)
+    return [_shown(principal, workspace) for workspace in found]
 
 
 def _sealed(box: SecretBox | None, token: str | None) -> bytes | None:
@@ -89,21 +99,43 @@ def _sealed(box: SecretBox | None, token: str | None) -> bytes | None:
     return box.seal(token)
 
 
+async def _check_remote(addresses: AddressRules | None, url: str | None) -> None:
+    """Raises:
+    ValidationFailed: the rules refuse the URL's host, as resolved now (the connection
+    checks again).
+    """
+    if url is None:
+        return
+    try:
+        await (addresses or AddressRules()).check_url(url)
+    except AddressRefused as exc:
+        hint = ""
+        if exc.kind in PRIVATE_KINDS:
+            hint = " (allowed only with CORPUS_REMOTE_ALLOW_PRIVATE=true)"
+        raise ValidationFailed(
+            f"remote_url: {exc}{hint}", details=[{"loc": ["body", "remote_url"]}]
+        ) from None
+
+
 async def create_workspace(
     conn: WriteConnection,
     principal: Principal,
     data: WorkspaceCreate,
     *,
     box: SecretBox | None = None,
+    addresses: AddressRules | None = None,
 ) -> Workspace:
-    """A new workspace; a remote one's bearer is sealed with `box`.
+    """A new workspace; a remote one's bearer is sealed with `box`, its URL checked against
+    `addresses` (the strict rules when None).
 
     Raises:
-        Forbidden: not an admin. Conflict: the slug is taken.
+        Forbidden: not an admin. Conflict: the slug is taken. ValidationFailed: the remote
+        URL's host is refused.
     """
     principal.require(
         "workspaces.manage", "only admins create workspaces, and not with a key bound to one"
     )
+    await _check_remote(addresses, data.remote_url)
     sealed = _sealed(box, data.remote_token)
     if not await queries.insert_workspace(conn, data, remote_token_encrypted=sealed):
         raise Conflict(f"a workspace named {data.slug!r} already exists")
@@ -119,10 +151,18 @@ async def update_workspace(
     data: WorkspaceUpdate,
     *,
     box: SecretBox | None = None,
+    addresses: AddressRules | None = None,
 ) -> Workspace:
+    """Change a workspace's fields; a new remote URL is checked as at creation.
+
+    Raises:
+        Forbidden: not an admin. NotFound: no such workspace. ValidationFailed: the remote
+        URL's host is refused.
+    """
     principal.require(
         "workspaces.manage", "only admins change workspaces, and not with a key bound to one"
     )
+    await _check_remote(addresses, data.remote_url)
     sealed = _sealed(box, data.remote_token)
     # `license: null` is meaningful ("from policy"), so explicitly set fields are all applied.
     if changes(data, required=("title", "description", "tier")) and not (

@@ -7,7 +7,7 @@ from fastapi import APIRouter, status
 from app.deps import PRINCIPAL_ERRORS, AppResources, CurrentPrincipal, ReadConn, WriteConn
 from app.documents import service as documents_service
 from app.documents.schemas import Workspace, WorkspaceCreate, WorkspaceUpdate
-from app.errors import Conflict, Forbidden, NotFound
+from app.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from app.schemas import Page
 
 router = APIRouter(prefix="/api/workspaces", tags=["workspaces"], responses=PRINCIPAL_ERRORS)
@@ -15,7 +15,7 @@ router = APIRouter(prefix="/api/workspaces", tags=["workspaces"], responses=PRIN
 
 @router.get("", response_model=Page[Workspace], operation_id="listWorkspaces")
 async def list_workspaces(principal: CurrentPrincipal, conn: ReadConn) -> Page[Workspace]:
-    """List the workspaces."""
+    """List the workspaces (a remote one's URL for admins only)."""
     items = await documents_service.list_workspaces(conn, principal)
     return Page[Workspace](items=items)
 
@@ -25,20 +25,26 @@ async def list_workspaces(principal: CurrentPrincipal, conn: ReadConn) -> Page[W
     response_model=Workspace,
     status_code=status.HTTP_201_CREATED,
     operation_id="createWorkspace",
-    responses={403: Forbidden.openapi(), 409: Conflict.openapi()},
+    responses={403: Forbidden.openapi(), 409: Conflict.openapi(), 422: ValidationFailed.openapi()},
 )
 async def create_workspace(
     data: WorkspaceCreate, principal: CurrentPrincipal, conn: WriteConn, resources: AppResources
 ) -> Workspace:
     """Create a workspace (admins); a remote one names its base URL and bearer."""
-    return await documents_service.create_workspace(conn, principal, data, box=resources.box)
+    return await documents_service.create_workspace(
+        conn, principal, data, box=resources.box, addresses=resources.addresses
+    )
 
 
 @router.patch(
     "/{slug}",
     response_model=Workspace,
     operation_id="updateWorkspace",
-    responses={403: Forbidden.openapi(), 404: NotFound.openapi()},
+    responses={
+        403: Forbidden.openapi(),
+        404: NotFound.openapi(),
+        422: ValidationFailed.openapi(),
+    },
 )
 async def update_workspace(
     slug: str,
@@ -48,4 +54,6 @@ async def update_workspace(
     resources: AppResources,
 ) -> Workspace:
     """Change a workspace's title, description, license, tier or remote endpoint (admins)."""
-    return await documents_service.update_workspace(conn, principal, slug, data, box=resources.box)
+    return await documents_service.update_workspace(
+        conn, principal, slug, data, box=resources.box, addresses=resources.addresses
+    )

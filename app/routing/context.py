@@ -19,7 +19,8 @@ MIN_CLIP_TOKENS = 8
 
 @dataclass(frozen=True, slots=True)
 class Passage:
-    """One retrieved chunk, from a local or a remote workspace."""
+    """One retrieved chunk, from a local or a remote workspace. `document_id` and `chunk_id`
+    name a local chunk; a remote workspace's passage has neither (`remote._passages`)."""
 
     workspace: str
     license: str

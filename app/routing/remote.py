@@ -1,20 +1,30 @@
 """Searching a remote workspace: another Corpus, or any server that speaks the Anvil contract
 (`POST {base}/v1/knowledge/search` with the workspace's own bearer). Transient failures (5xx
 and network errors) are retried with exponential backoff and jitter, all inside the fan-out's
-deadline; anything else fails at once."""
+deadline; anything else fails at once, an address the rules refuse included.
+
+What the remote answers is its server's word, shown to every reader of the workspace: its
+passages name no document or chunk here (their ids are dropped: the remote's own mean nothing
+here, and could be a local document's), their titles are one line of plain text and their
+texts are bounded, with no control characters (docs/SECURITY.md, "Remote workspaces")."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import logging
+import math
 import random
+import re
+import unicodedata
 from collections.abc import Callable
 from typing import Any
-from uuid import UUID
+from urllib.parse import urlsplit
 
 import httpx
 
+from app.documents.schemas import MAX_TITLE_CHARS
+from app.kit.addresses import AddressRefused
 from app.routing.context import Passage
 
 logger = logging.getLogger(__name__)
@@ -26,6 +36,13 @@ FIRST_BACKOFF_S = 0.25
 JITTER = 0.25
 # A remote answer larger than this is refused unread: top-k passages never need more.
 MAX_ANSWER_BYTES = 4 * 1024 * 1024
+# A remote passage's title, as long as a local document's may be, and its text: a chunk here is
+# far shorter, and the context block clips each passage to a quarter of its budget anyway.
+MAX_REMOTE_TITLE_CHARS = MAX_TITLE_CHARS
+MAX_REMOTE_TEXT_CHARS = 10_000
+# Markup's delimiters, shown as the look-alike angle quotes: `<script>` reads as ‹script›.
+_UNMARKED = str.maketrans({"<": "\u2039", ">": "\u203a"})
+_SPACES = re.compile(r"\s+")
 
 
 class RemoteFailed(Exception):
@@ -38,11 +55,39 @@ def backoff_s(attempt: int, rand: Callable[[], float] = random.random) -> float:
     return step + step * JITTER * rand()
 
 
-def _uuid(value: Any) -> UUID | None:
-    try:
-        return UUID(str(value))
-    except ValueError:
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def plain_title(value: object, fallback: str) -> str:
+    """One line of plain text: every control, format (bidi, zero-width), surrogate, private or
+    unassigned character and line separator becomes a space, white space runs become one
+    space, `<` and `>` become `‹` and `›`, and the whole is cut to MAX_REMOTE_TITLE_CHARS;
+    `fallback` when nothing is left (or the title is not text)."""
+    if not isinstance(value, str):
+        return fallback
+    spaced = "".join(" " if unicodedata.category(c)[0] in "CZ" and c != " " else c for c in value)
+    title = _SPACES.sub(" ", spaced).strip().translate(_UNMARKED)
+    return _clip(title, MAX_REMOTE_TITLE_CHARS) if title else fallback
+
+
+def plain_text(value: str) -> str:
+    """The passage without control, format or surrogate characters (newlines and tabs stay),
+    cut to MAX_REMOTE_TEXT_CHARS. Markup stays text: every door already serves passages as
+    text, local ones included."""
+    value = value.replace("\r\n", "\n")
+    kept = "".join(
+        c for c in value if c in "\n\t" or unicodedata.category(c) not in {"Cc", "Cf", "Cs"}
+    )
+    return _clip(kept, MAX_REMOTE_TEXT_CHARS)
+
+
+def _score(value: object) -> float | None:
+    # JSON's `true` is an int to Python, and its parser reads NaN and Infinity.
+    if isinstance(value, bool) or not isinstance(value, int | float):
         return None
+    score = float(value)
+    return score if math.isfinite(score) else None
 
 
 def _passages(body: Any, workspace: str, license_id: str, top_k: int) -> list[Passage]:
@@ -53,16 +98,14 @@ def _passages(body: Any, workspace: str, license_id: str, top_k: int) -> list[Pa
     for item in results[:top_k]:
         if not isinstance(item, dict) or not isinstance(item.get("text"), str):
             continue
-        score = item.get("score")
         passages.append(
+            # No document_id or chunk_id: see the module's docstring.
             Passage(
                 workspace=workspace,
                 license=license_id,
-                title=str(item.get("title") or workspace),
-                text=item["text"],
-                score=float(score) if isinstance(score, int | float) else None,
-                document_id=_uuid(item.get("document_id")),
-                chunk_id=_uuid(item.get("chunk_id")),
+                title=plain_title(item.get("title"), workspace),
+                text=plain_text(item["text"]),
+                score=_score(item.get("score")),
             )
         )
     return passages
@@ -110,6 +153,9 @@ async def search(
         RemoteFailed: every try failed, a 4xx, or an answer we cannot read.
     """
     loop = asyncio.get_running_loop()
+    if "@" in urlsplit(base_url).netloc:
+        # Saved before URLs with credentials were refused: httpx would send them.
+        raise RemoteFailed("its URL carries credentials: set it again without them")
     url = f"{base_url.rstrip('/')}/v1/knowledge/search"
     headers = {"Authorization": f"Bearer {bearer}"} if bearer else {}
     reason = "not tried"
@@ -121,6 +167,8 @@ async def search(
             status, content = await _post(
                 client, url, {"query": query, "top_k": top_k}, headers, remaining
             )
+        except AddressRefused as exc:
+            raise RemoteFailed(f"refused: {exc}") from None
         except httpx.TransportError as exc:
             reason = f"network error ({type(exc).__name__})"
         else:

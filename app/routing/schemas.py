@@ -49,18 +49,32 @@ class PersonaUpdate(_Input):
     workspaces: Annotated[list[Slug], Field(max_length=MAX_PERSONA_WORKSPACES)]
 
 
+# Why a remote workspace failed, as told to a caller who is not an admin.
+REMOTE_FAILED = "the remote workspace did not answer"
+
+
 class Failure(BaseModel):
     workspace: str
-    reason: str
+    reason: str = Field(
+        description=f"Why it failed; for a remote workspace, to admins only (others read "
+        f"{REMOTE_FAILED!r})."
+    )
+
+
+# A result's ids name a local chunk: a remote workspace's results have none (their server's
+# ids mean nothing here, and could be a local document's: docs/SECURITY.md).
+LOCAL_DOCUMENT = "The local document quoted; null for a remote workspace's result."
+LOCAL_CHUNK = "The local chunk quoted; null for a remote workspace's result."
+REMOTE_TITLE = "The document's title; a remote workspace's as one line of plain text."
 
 
 class Source(BaseModel):
     key: str
     workspace: str
     license: str
-    document_id: UUID | None
-    chunk_id: UUID | None
-    title: str
+    document_id: UUID | None = Field(description=LOCAL_DOCUMENT)
+    chunk_id: UUID | None = Field(description=LOCAL_CHUNK)
+    title: str = Field(description=REMOTE_TITLE)
     score: float | None
 
 
@@ -101,9 +115,9 @@ class KnowledgeSearchMulti(_Input):
 
 class KnowledgeResult(BaseModel):
     workspace: str
-    document_id: UUID | None
-    chunk_id: UUID | None
-    title: str
+    document_id: UUID | None = Field(description=LOCAL_DOCUMENT)
+    chunk_id: UUID | None = Field(description=LOCAL_CHUNK)
+    title: str = Field(description=REMOTE_TITLE)
     text: str
     score: float | None
     license: str

@@ -11,6 +11,7 @@ read-only transaction of its own, at most `_parallel(settings)` at once per requ
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Hashable, Sequence
@@ -27,6 +28,8 @@ from app.db.engine import Database, ReadConnection, WriteConnection
 from app.documents import service as documents_service
 from app.documents.schemas import WorkspaceTarget
 from app.errors import BadRequest, NotFound, ValidationFailed
+from app.kit import outbound
+from app.kit.addresses import AddressRules
 from app.kit.secrets import SecretBox
 from app.rag.embeddings.base import Embedder
 from app.rag.schemas import SearchRequest
@@ -36,6 +39,7 @@ from app.routing.context import Passage
 from app.routing.fanout import Found, fan_out
 from app.routing.policy import FilePolicy, Layers, Route
 from app.routing.schemas import (
+    REMOTE_FAILED,
     CacheStats,
     ContextBlock,
     ContextRequest,
@@ -60,6 +64,7 @@ from app.search import service as search_service
 SESSION_MESSAGES = 10_000
 SESSION_MESSAGES_PER_CALLER = 1_000
 SESSION_MESSAGE_TTL_S = 3600
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +152,8 @@ class Routing:
     embedder: Embedder
     box: SecretBox
     file: FilePolicy
+    # Where remote workspaces may be (checked again by `http` at every connection).
+    addresses: AddressRules
     http: httpx.AsyncClient
     cache: SearchCache[list[Passage]]
     messages: SessionMessages = field(default_factory=_session_messages)
@@ -163,17 +170,26 @@ class Routing:
 
     @classmethod
     def open(
-        cls, settings: Settings, db: Database, embedder: Embedder, box: SecretBox, file: FilePolicy
+        cls,
+        settings: Settings,
+        db: Database,
+        embedder: Embedder,
+        box: SecretBox,
+        file: FilePolicy,
+        *,
+        addresses: AddressRules | None = None,
     ) -> Routing:
+        addresses = addresses or AddressRules(allow_private=settings.remote_allow_private)
         return cls(
             settings=settings,
             db=db,
             embedder=embedder,
             box=box,
             file=file,
+            addresses=addresses,
             # Remote workspaces are other servers: no redirects, no proxies from the
-            # environment deciding where a bearer goes.
-            http=httpx.AsyncClient(follow_redirects=False, trust_env=False),
+            # environment deciding where a bearer goes, and only the addresses allowed.
+            http=outbound.client(addresses),
             cache=SearchCache(settings.cache_max_entries, settings.cache_ttl_s),
         )
 
@@ -430,7 +446,23 @@ async def _search(
     passages = context.ranked(found.passages)
     if not found.failures:
         routing.cache.put(key, passages, workspaces, since)
-    return _Searched(passages, found.failures, cache_hit=False)
+    return _Searched(passages, _told(principal, plan, found.failures), cache_hit=False)
+
+
+def _told(principal: Principal, plan: _Plan, failures: list[Failure]) -> list[Failure]:
+    """The failures as the caller may read them: why a remote workspace failed is for admins
+    (and the log). Told to everyone, a refused connection, a timeout or a remote's 403 would
+    map the network behind the server; others learn only that it failed."""
+    remote = {f.workspace for f in failures if plan.targets[f.workspace].remote_url is not None}
+    for failure in failures:
+        if failure.workspace in remote:
+            logger.warning("remote workspace %s failed: %s", failure.workspace, failure.reason)
+    if principal.can("workspaces.manage"):
+        return failures
+    return [
+        Failure(workspace=f.workspace, reason=REMOTE_FAILED) if f.workspace in remote else f
+        for f in failures
+    ]
 
 
 async def _snapshot(routing: Routing, *, fresh: bool = False) -> _Snapshot:

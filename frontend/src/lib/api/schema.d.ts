@@ -363,7 +363,7 @@ export interface paths {
         };
         /**
          * List Workspaces
-         * @description List the workspaces.
+         * @description List the workspaces (a remote one's URL for admins only).
          */
         get: operations["listWorkspaces"];
         put?: never;
@@ -1438,7 +1438,10 @@ export interface components {
         Failure: {
             /** Workspace */
             workspace: string;
-            /** Reason */
+            /**
+             * Reason
+             * @description Why it failed; for a remote workspace, to admins only (others read 'the remote workspace did not answer').
+             */
             reason: string;
         };
         /**
@@ -1478,11 +1481,20 @@ export interface components {
         KnowledgeResult: {
             /** Workspace */
             workspace: string;
-            /** Document Id */
+            /**
+             * Document Id
+             * @description The local document quoted; null for a remote workspace's result.
+             */
             document_id: string | null;
-            /** Chunk Id */
+            /**
+             * Chunk Id
+             * @description The local chunk quoted; null for a remote workspace's result.
+             */
             chunk_id: string | null;
-            /** Title */
+            /**
+             * Title
+             * @description The document's title; a remote workspace's as one line of plain text.
+             */
             title: string;
             /** Text */
             text: string;
@@ -1807,11 +1819,20 @@ export interface components {
             workspace: string;
             /** License */
             license: string;
-            /** Document Id */
+            /**
+             * Document Id
+             * @description The local document quoted; null for a remote workspace's result.
+             */
             document_id: string | null;
-            /** Chunk Id */
+            /**
+             * Chunk Id
+             * @description The local chunk quoted; null for a remote workspace's result.
+             */
             chunk_id: string | null;
-            /** Title */
+            /**
+             * Title
+             * @description The document's title; a remote workspace's as one line of plain text.
+             */
             title: string;
             /** Score */
             score: number | null;
@@ -1992,7 +2013,10 @@ export interface components {
              * Format: date-time
              */
             updated_at: string;
-            /** Remote Url */
+            /**
+             * Remote Url
+             * @description A remote workspace's base URL, shown to admins only.
+             */
             remote_url?: string | null;
         };
         /** WorkspaceCreate */
@@ -2014,9 +2038,15 @@ export interface components {
              * @enum {string}
              */
             tier: "core" | "reference" | "community";
-            /** Remote Url */
+            /**
+             * Remote Url
+             * @description The base URL of another Corpus or an Anvil-compatible server, searched at {remote_url}/v1/knowledge/search. Public addresses only (private and loopback ones with CORPUS_REMOTE_ALLOW_PRIVATE); no credentials in it. Shown to admins only.
+             */
             remote_url?: string | null;
-            /** Remote Token */
+            /**
+             * Remote Token
+             * @description The bearer the remote server expects; stored encrypted, never shown again. Every reader of this workspace searches with it and sees what it sees: use a key of a dedicated agent account that sees only what all of them may see.
+             */
             remote_token?: string | null;
         };
         /** WorkspaceUpdate */
@@ -2032,9 +2062,15 @@ export interface components {
              * @enum {string}
              */
             tier?: "core" | "reference" | "community";
-            /** Remote Url */
+            /**
+             * Remote Url
+             * @description The base URL of another Corpus or an Anvil-compatible server, searched at {remote_url}/v1/knowledge/search. Public addresses only (private and loopback ones with CORPUS_REMOTE_ALLOW_PRIVATE); no credentials in it. Shown to admins only. null makes the workspace local again.
+             */
             remote_url?: string | null;
-            /** Remote Token */
+            /**
+             * Remote Token
+             * @description The bearer the remote server expects; stored encrypted, never shown again. Every reader of this workspace searches with it and sees what it sees: use a key of a dedicated agent account that sees only what all of them may see.
+             */
             remote_token?: string | null;
         };
     };
@@ -3133,7 +3169,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Validation Error */
+            /** @description The input is invalid. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3204,7 +3240,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Validation Error */
+            /** @description The input is invalid. */
             422: {
                 headers: {
                     [name: string]: unknown;
