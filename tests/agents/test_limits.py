@@ -289,3 +289,34 @@ async def test_research_jobs_past_the_running_limit_queue_then_are_refused(
         release.set()
         corpus.app.state.resources = original
     assert _limits(corpus).runs(owner.user.id) == 0
+
+
+async def test_research_calls_made_at_once_never_pass_a_persons_cap(corpus: Running) -> None:
+    owner = await corpus.account("viewer")
+    release = asyncio.Event()
+    original = corpus.app.state.resources
+    corpus.app.state.resources = dataclasses.replace(original, models=_slow_deep_run(release))
+    try:
+
+        async def research(n: int) -> Any:
+            async with mcp_client(corpus.mcp_url, owner.key) as client:
+                return await client.call_tool("deep_research", {"question": f"At once {n}?"})
+
+        results = await asyncio.gather(*(research(n) for n in range(3 * (JOBS + QUEUED))))
+        admitted = [_ok(result) for result in results if not result.is_error]
+        assert sorted(a["status"] for a in admitted) == ["queued"] * QUEUED + ["running"] * JOBS
+        assert {_code(result) for result in results if result.is_error} == {"rate_limited"}
+        release.set()
+
+        async def all_done() -> bool:
+            async with mcp_client(corpus.mcp_url, owner.key) as client:
+                for job in admitted:
+                    result = await client.call_tool("research_result", {"job_id": job["job_id"]})
+                    if _ok(result)["status"] != "done":
+                        return False
+            return True
+
+        await eventually(all_done, "the admitted jobs finish")
+    finally:
+        release.set()
+        corpus.app.state.resources = original
