@@ -93,6 +93,9 @@ class ModelGate:
             granted = calls.popleft()
             if calls:
                 self._waiting[nearest] = calls  # back of the line
+            if granted.cancelled():
+                # Its call was cancelled and has not yet run to leave the line: pass it over.
+                continue
             self._held[nearest] += 1
             granted.set_result(None)
 

@@ -97,3 +97,19 @@ async def test_a_queued_job_that_leaves_its_line_moves_the_others_up() -> None:
     third.release()
     third.release()  # a second release gives back nothing
     assert limits.runs(ONE) == 0
+
+
+async def test_a_waiter_cancelled_before_it_is_served_is_passed_over() -> None:
+    gate = ModelGate(1)
+    served: list[Person] = []
+    holding = gate.call(ONE)
+    await holding.__aenter__()
+    cancelled = await _waiter(gate, TWO, served)
+    after = await _waiter(gate, THREE, served)
+    # Cancelled, and the slot freed, before the cancelled call has run again to leave the line.
+    cancelled.cancel()
+    await holding.__aexit__(None, None, None)
+    await asyncio.gather(cancelled, return_exceptions=True)
+    await after
+    assert served == [THREE]
+    assert (gate.held(TWO), gate.waiting(TWO), gate.held(THREE)) == (0, 0, 0)
