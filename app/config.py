@@ -202,6 +202,22 @@ class Settings(BaseSettings):
         default="20/hour", validation_alias="CORPUS_REGISTER_RATE_PER_ADDRESS"
     )
 
+    # Answering (app/asking/limits.py): each person's runs at once at every door (asks, and
+    # research jobs while they run); of those, research jobs running, and more of them waiting
+    # in line; and the model calls the process makes at once, shared fairly between people.
+    max_runs_per_person: int = Field(
+        default=4, ge=1, le=1000, validation_alias="CORPUS_MAX_RUNS_PER_PERSON"
+    )
+    max_jobs_per_person: int = Field(
+        default=2, ge=1, le=1000, validation_alias="CORPUS_MAX_JOBS_PER_PERSON"
+    )
+    max_queued_jobs_per_person: int = Field(
+        default=8, ge=0, le=1000, validation_alias="CORPUS_MAX_QUEUED_JOBS_PER_PERSON"
+    )
+    max_concurrent_model_calls: int = Field(
+        default=8, ge=1, le=10_000, validation_alias="CORPUS_MAX_CONCURRENT_MODEL_CALLS"
+    )
+
     # Request bodies: JSON routes other than documents and /mcp.
     max_json_kb: int = Field(default=256, ge=1, le=65536, validation_alias="CORPUS_MAX_JSON_KB")
 

@@ -221,6 +221,19 @@ async def session_principal(
     return principal
 
 
+async def answering_run(
+    request: Request, principal: Annotated[Principal, Depends(current_principal)]
+) -> AsyncIterator[None]:
+    """Hold one of the caller's runs until the response has been sent: a streamed answer's
+    slot comes back when its stream ends, fails, or the client leaves (which cancels the run).
+
+    Raises:
+        RateLimited: the caller has as many runs under way as one person may.
+    """
+    with get_resources(request).limits.run(principal.user_id):
+        yield
+
+
 AppResources = Annotated[Resources, Depends(get_resources)]
 AppSettings = Annotated[Settings, Depends(get_settings_dep)]
 AppSigner = Annotated[CookieSigner, Depends(get_signer)]
@@ -245,3 +258,5 @@ SignedIn = Annotated[Principal, Depends(signed_in)]
 SessionPrincipal = Annotated[Principal, Depends(session_principal)]
 # For a route's `dependencies=`: it is counted against the password-attempt throttles first.
 PasswordAttempt = Depends(throttle_password_attempts)
+# For a route's `dependencies=`: it holds one of the caller's answering runs while it answers.
+AnsweringRun = Depends(answering_run)

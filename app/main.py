@@ -20,6 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from app import housekeeping
 from app.agents.jobs import Jobs
 from app.agents.models import make_models
+from app.asking.limits import AnswerLimits
 from app.config import Settings, get_settings
 from app.db import embedded, migrate
 from app.db.engine import Database
@@ -224,6 +225,7 @@ def create_app(
                 converter=converter,
                 models=models,
                 jobs=jobs,
+                limits=AnswerLimits.from_settings(settings),
                 oidc=oidc.make_client(settings),
                 routing=router,
                 addresses=addresses,

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from app.agents.jobs import Jobs
 from app.agents.models import Models
+from app.asking.limits import AnswerLimits
 from app.config import Settings
 from app.db.engine import Database
 from app.documents.worker import Converter
@@ -42,6 +43,8 @@ class Resources:
     # process runs.
     models: Models
     jobs: Jobs
+    # Each person's runs and research jobs at once, and the process's model calls at once.
+    limits: AnswerLimits
     # Multi-corpus routing: the policy file's layer, the search cache, remote workspaces' client.
     routing: Routing
     # Where the server may connect to an address it is given (remote workspaces).

@@ -28,6 +28,7 @@ from app.agents.nodes import AgentSpec
 from app.agents.routing import route
 from app.agents.run import Budget, Run
 from app.asking import service as asking_service
+from app.asking.limits import AnswerLimits
 from app.asking.schemas import (
     AskRequest,
     DoneEvent,
@@ -65,6 +66,7 @@ class Services:
     models: Models
     # One short transaction per call, committed at the end of its block.
     transaction: ShortTransaction
+    limits: AnswerLimits
 
 
 @dataclass(frozen=True)
@@ -262,6 +264,7 @@ async def _run(
         transaction=services.transaction,
         emit=emit,
         budget=_budget(services.settings, mode),
+        limits=services.limits,
         door=door,
         writes=question.writes,
         workspaces=question.workspaces,

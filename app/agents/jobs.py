@@ -15,6 +15,7 @@ from uuid import UUID
 from app.access.principal import Principal
 from app.agents.answer import Question, Services, answer_once
 from app.asking import service as asking_service
+from app.asking.limits import JobTicket
 from app.errors import AppError
 from app.rag.schemas import Answer
 
@@ -31,18 +32,28 @@ class Jobs:
         self.worker = f"{socket.gethostname()}:{os.getpid()}"
 
     async def start(self, services: Services, principal: Principal, question: str) -> UUID:
-        """Store a job for the question and start running it.
+        """Store a job for the question and start running it, or queue it behind the caller's
+        running jobs (`AnswerLimits.queued_ahead`).
 
         Raises:
-            Forbidden: the role may not ask.
+            Forbidden: the role may not ask. RateLimited: the caller has as many unfinished
+            jobs as one person may.
         """
         lease = services.settings.research_lease_s
+        limits = services.limits
         async with services.transaction() as conn:
             job_id = await asking_service.create_job(
-                conn, principal, question, worker=self.worker, lease_s=lease
+                conn,
+                principal,
+                question,
+                worker=self.worker,
+                lease_s=lease,
+                at_most=limits.unfinished_jobs_per_person,
             )
+        ticket = limits.enqueue_job(principal.user_id, job_id)
         task = asyncio.create_task(
-            self._run(services, job_id, principal, question), name=f"research job {job_id}"
+            self._run(services, job_id, principal, question, ticket),
+            name=f"research job {job_id}",
         )
         self._tasks[job_id] = task
         task.add_done_callback(lambda _t: self._tasks.pop(job_id, None))
@@ -60,10 +71,17 @@ class Jobs:
         return task.result()
 
     async def _run(
-        self, services: Services, job_id: UUID, principal: Principal, question: str
+        self,
+        services: Services,
+        job_id: UUID,
+        principal: Principal,
+        question: str,
+        ticket: JobTicket,
     ) -> Answer:
+        # Renewed while it waits in line too: a queued job is unfinished, not abandoned.
         heartbeat = asyncio.create_task(self._renew(services, job_id))
         try:
+            await ticket.wait()
             result = await answer_once(
                 services,
                 principal,
@@ -85,6 +103,7 @@ class Jobs:
             await asyncio.shield(self._finish(services, job_id, error=SHUT_DOWN))
             raise
         finally:
+            ticket.release()
             heartbeat.cancel()
             await asyncio.gather(heartbeat, return_exceptions=True)
         await self._finish(services, job_id, result=result)

@@ -74,7 +74,8 @@ async def ask_model(
     stream: bool = False,
 ) -> AIMessage:
     """One model call within the run's budgets, from the model's own stream: its text is
-    streamed as tokens when `stream`, before the model has finished.
+    streamed as tokens when `stream`, before the model has finished. The one place the agents
+    call a model: it waits for one of the process's model-call slots.
 
     Raises:
         BudgetSpent: no model calls or time left.
@@ -85,12 +86,15 @@ async def ask_model(
         run.step("budget", f"context budget: {clipped} earlier results clipped")
     bound = model.bind_tools(tool_schemas) if tool_schemas else model
     full: AIMessageChunk | None = None
-    async for chunk in bound.astream(fitted):
-        if not isinstance(chunk, AIMessageChunk):
-            continue
-        if stream and chunk.text:
-            run.emit(TokenEvent(text=chunk.text))
-        full = chunk if full is None else full + chunk
+    # The process's model calls at once are bounded and shared fairly between people: the
+    # slot is held until the reply has streamed in full.
+    async with run.limits.model_calls.call(run.principal.user_id):
+        async for chunk in bound.astream(fitted):
+            if not isinstance(chunk, AIMessageChunk):
+                continue
+            if stream and chunk.text:
+                run.emit(TokenEvent(text=chunk.text))
+            full = chunk if full is None else full + chunk
     if full is None:
         return AIMessage(content="")
     message = message_chunk_to_message(full)

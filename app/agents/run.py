@@ -14,6 +14,7 @@ from langchain_core.messages import BaseMessage, ToolMessage
 
 from app.access.principal import Principal
 from app.agents.models import Models
+from app.asking.limits import AnswerLimits
 from app.asking.schemas import Event, Step, Writes
 from app.config import Settings
 from app.db.engine import ShortTransaction
@@ -157,6 +158,8 @@ class Run:
     transaction: ShortTransaction
     emit: Callable[[Event], None]
     budget: Budget
+    # The process's limits: each model call waits for one of its slots (ask_model).
+    limits: AnswerLimits
     door: str = "api"
     # What the asker allowed this run to write (AskRequest.writes; never the model's to set):
     # "off" offers no tool that writes, whatever the role.

@@ -270,3 +270,23 @@ async def fail_abandoned_jobs(conn: WriteConnection, *, reason: str) -> int:
         .returning(research_jobs.c.id)
     )
     return len(failed.all())
+
+
+# Any constant: with a hash of the account's id, the key of the advisory lock that makes
+# counting a person's unfinished jobs and adding one a single step (the two-key space).
+_JOBS_LOCK = 0x6A6F6273
+
+
+async def unfinished_jobs(conn: WriteConnection, *, user_id: UUID) -> int:
+    """The account's jobs running or queued on any replica (a lease that ran out is a dead
+    process's), counted under a lock held until the transaction ends, so that concurrent
+    callers count one after the other."""
+    await conn.execute(select(func.pg_advisory_xact_lock(_JOBS_LOCK, func.hashtext(str(user_id)))))
+    count = await conn.execute(
+        select(func.count()).where(
+            research_jobs.c.user_id == user_id,
+            research_jobs.c.status == "running",
+            research_jobs.c.lease_expires_at >= func.now(),
+        )
+    )
+    return int(count.scalar_one())

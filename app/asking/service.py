@@ -13,10 +13,11 @@ from uuid import UUID
 
 from app.access.principal import Principal
 from app.asking import queries
+from app.asking.limits import JOB_RETRY_AFTER_S
 from app.asking.schemas import Chat, ChatMessage, ChatWithMessages, ResearchJob
 from app.db.engine import ReadConnection, WriteConnection
 from app.documents import service as documents_service
-from app.errors import NotFound, ValidationFailed
+from app.errors import NotFound, RateLimited, ValidationFailed
 from app.kit.paging import decode_cursor, keyset_page
 from app.schemas import Page
 
@@ -247,15 +248,28 @@ async def delete_chat(conn: WriteConnection, principal: Principal, chat_id: UUID
 
 
 async def create_job(
-    conn: WriteConnection, principal: Principal, question: str, *, worker: str, lease_s: float
+    conn: WriteConnection,
+    principal: Principal,
+    question: str,
+    *,
+    worker: str,
+    lease_s: float,
+    at_most: int | None = None,
 ) -> UUID:
     """A running job of the caller's, marked with the caller's binding, leased to `worker`
-    for `lease_s` seconds.
+    for `lease_s` seconds; refused when the caller has `at_most` unfinished jobs already, on
+    any replica.
 
     Raises:
-        Forbidden: the role may not ask.
+        Forbidden: the role may not ask. RateLimited: `at_most` unfinished jobs.
     """
     owner = _owner(principal, "your role may not ask")
+    if at_most is not None and await queries.unfinished_jobs(conn, user_id=owner) >= at_most:
+        raise RateLimited(
+            f"you have {at_most} research jobs running or queued, the most one person may "
+            f"have; ask again when one has finished (in about {JOB_RETRY_AFTER_S} s)",
+            retry_after_s=JOB_RETRY_AFTER_S,
+        )
     return await queries.insert_job(
         conn,
         user_id=owner,

@@ -278,6 +278,7 @@ class Tools:
             embedder=current.embedder,
             models=current.models,
             transaction=current.db.write,
+            limits=current.limits,
         )
 
     @_listed("Ask the docs", READS)
@@ -288,22 +289,25 @@ class Tools:
         picks deep research for comparisons, several questions or long briefs)."""
         principal = _caller()
         current = self._resources()
-        # MCP keeps no chats: each question runs on its own.
-        checked = await answer.prepare(
-            current.db.write,
-            principal,
-            current.settings,
-            AskRequest(question=question, mode=mode),
-            routing=current.routing,
-            in_chat=False,
-        )
-        # Annotated read-only: the request leaves `writes` off, so no tool that writes is offered.
-        return await answer.answer_once(self._services(current), principal, checked, door=DOOR)
+        # One of the caller's runs, held until the answer is collected (refused past the limit).
+        with current.limits.run(principal.user_id):
+            # MCP keeps no chats: each question runs on its own.
+            checked = await answer.prepare(
+                current.db.write,
+                principal,
+                current.settings,
+                AskRequest(question=question, mode=mode),
+                routing=current.routing,
+                in_chat=False,
+            )
+            # Annotated read-only: the request leaves `writes` off, so no tool that writes is
+            # offered.
+            return await answer.answer_once(self._services(current), principal, checked, door=DOOR)
 
     @_listed("Research a question", READS)
     async def deep_research(self, question: Annotated[str, Field(min_length=1)]) -> Answer:
         """Research a question in depth across the corpus: the answer within about 45 s, or a
-        job_id to pass to research_result."""
+        job_id to pass to research_result (queued behind your other research, if it runs)."""
         principal = _caller()
         current = self._resources()
         checked = await answer.prepare(
@@ -315,6 +319,9 @@ class Tools:
             in_chat=False,
         )
         job_id = await current.jobs.start(self._services(current), principal, checked.text)
+        ahead = current.limits.queued_ahead(job_id)
+        if ahead is not None:
+            return _queued(job_id, ahead)
         done = await current.jobs.wait(job_id, current.settings.research_wait_s)
         if done is not None:
             return done.model_copy(update={"job_id": str(job_id)})
@@ -329,10 +336,12 @@ class Tools:
             job = UUID(job_id)
         except ValueError:
             raise NotFound(f"no research job {job_id!r} of yours") from None
-        async with self._writing() as (conn, _current):
+        async with self._writing() as (conn, current):
             found = await asking_service.get_job(conn, principal, job)
         if found.status == "running":
-            return _running(job)
+            # Queued here, it says how many are ahead; another replica's says running.
+            ahead = current.limits.queued_ahead(job)
+            return _running(job) if ahead is None else _queued(job, ahead)
         if found.status == "failed" or found.result is None:
             return Answer(
                 answer=found.error or "the research failed",
@@ -416,6 +425,20 @@ def _running(job_id: UUID) -> Answer:
         extractive=False,
         job_id=str(job_id),
         status="running",
+    )
+
+
+def _queued(job_id: UUID, ahead: int) -> Answer:
+    return Answer(
+        answer=(
+            f"queued: {ahead} ahead of it. It starts when one of your running research jobs "
+            "or answers ends; call research_result with this job_id later for the answer."
+        ),
+        citations=[],
+        mode="deep",
+        extractive=False,
+        job_id=str(job_id),
+        status="queued",
     )
 
 

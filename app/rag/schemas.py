@@ -66,9 +66,9 @@ class Answer(BaseModel):
     citations: list[Citation]
     mode: str
     extractive: bool
-    # The deep research job to poll with research_result, while it runs.
+    # The deep research job to poll with research_result, while it waits in line or runs.
     job_id: str | None = None
-    status: Literal["done", "running", "failed"] = "done"
+    status: Literal["done", "queued", "running", "failed"] = "done"
     fell_back: bool = False
     # Why the mode was chosen, and the run's steps (tool calls, delegations, budget hits).
     reason: str = ""

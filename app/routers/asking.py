@@ -23,8 +23,16 @@ from app.asking.schemas import (
     Step,
     TokenEvent,
 )
-from app.deps import PRINCIPAL_ERRORS, AppResources, CurrentPrincipal, ReadConn, ShortTx, WriteConn
-from app.errors import Forbidden, NotFound, ValidationFailed
+from app.deps import (
+    PRINCIPAL_ERRORS,
+    AnsweringRun,
+    AppResources,
+    CurrentPrincipal,
+    ReadConn,
+    ShortTx,
+    WriteConn,
+)
+from app.errors import Forbidden, NotFound, RateLimited, ValidationFailed
 from app.schemas import Page
 from app.search import service as search_service
 from app.search.schemas import Gaps
@@ -72,7 +80,9 @@ AskEvent = ModeEvent | Step | TokenEvent | DoneEvent | ErrorEvent
         },
         404: NotFound.openapi(),
         422: ValidationFailed.openapi(),
+        429: RateLimited.openapi(),
     },
+    dependencies=[AnsweringRun],
 )
 async def ask(
     request: AskRequest,
@@ -90,6 +100,7 @@ async def ask(
         embedder=resources.embedder,
         models=resources.models,
         transaction=transaction,
+        limits=resources.limits,
     )
 
     async def events() -> AsyncIterator[ServerSentEvent]:

@@ -75,6 +75,7 @@ class World:
                 max_tool_calls=10,
                 max_context_chars=10_000,
             ),
+            limits=self.corpus.app.state.resources.limits,
         )
 
     def services(self, models: Models, **settings: object) -> answer.Services:
@@ -84,6 +85,7 @@ class World:
             embedder=resources.embedder,
             models=models,
             transaction=self.corpus.db.write,
+            limits=resources.limits,
         )
 
 
