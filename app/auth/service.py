@@ -257,7 +257,7 @@ def me(principal: Principal) -> Me:
         persona=principal.persona,
         tools=capabilities.mcp_tools(principal.role),
         must_change_password=principal.must_change_password,
-        actions=[action for action in capabilities.ALL_ACTIONS if principal.can(action)],
+        actions=principal.actions(),
     )
 
 
