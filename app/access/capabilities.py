@@ -110,6 +110,7 @@ CAPABILITIES: dict[Role, _Grant] = {"viewer": _VIEWER, "editor": _EDITOR, "admin
 # unbound one), the audit log, workspaces themselves, and the figures of every workspace.
 WORKSPACE_ACTIONS: frozenset[Action] = frozenset({"search", "documents.write", "documents.manage"})
 
+ALL_ACTIONS: tuple[Action, ...] = get_args(Action)
 ALL_MCP_TOOLS: tuple[McpTool, ...] = get_args(McpTool)
 
 

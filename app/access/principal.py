@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 from uuid import UUID
 
-from app.access.capabilities import Action, Role, allows
+from app.access.capabilities import ALL_ACTIONS, Action, Role, allows
 from app.errors import Forbidden
 
 Kind = Literal["human", "agent"]
@@ -37,6 +37,11 @@ class Principal:
     def can(self, action: Action) -> bool:
         """The role's grant, narrowed to one workspace's actions for a bound key."""
         return allows(self.role, action, bound=self.workspace_scope is not None)
+
+    def actions(self) -> list[Action]:
+        """Every action the caller may take, in the table's order: what it is told it may do
+        (`GET /api/me`, `whoami`), never what decides (that is `require`)."""
+        return [action for action in ALL_ACTIONS if self.can(action)]
 
     def require(self, action: Action, refusal: str) -> None:
         """The one check of the capability table that services make.

@@ -8,7 +8,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints
 
-from app.access.capabilities import McpTool, Role
+from app.access.capabilities import Action, McpTool, Role
 from app.access.principal import Kind
 from app.kit.types import Slug
 from app.people.schemas import DisplayName, PersonaSlug
@@ -58,6 +58,9 @@ class Me(BaseModel):
     persona: str | None
     tools: list[McpTool]
     must_change_password: bool
+    # The capability table's actions the caller may take (a bound key's narrowed to its
+    # workspace), in the table's order: what the web app offers follows from them.
+    actions: list[Action]
 
 
 KeyName = Annotated[

@@ -241,7 +241,7 @@ async def principal_from_access_token(
 
 
 def me(principal: Principal) -> Me:
-    """The caller's own account, with the MCP tools its role allows.
+    """The caller's own account, with the MCP tools its role allows and the actions it may take.
 
     Raises:
         Forbidden: the operator stand-in, which has no account.
@@ -257,6 +257,7 @@ def me(principal: Principal) -> Me:
         persona=principal.persona,
         tools=capabilities.mcp_tools(principal.role),
         must_change_password=principal.must_change_password,
+        actions=principal.actions(),
     )
 
 

@@ -23,7 +23,7 @@ router = APIRouter(prefix="/api/me", tags=["me"], responses=SIGNED_IN_ERRORS)
 
 @router.get("", response_model=Me, operation_id="getMe")
 async def get_me(principal: SignedIn) -> Me:
-    """Who the caller is, and the MCP tools its role allows."""
+    """Who the caller is, the MCP tools its role allows, and the actions it may take."""
     return auth_service.me(principal)
 
 

@@ -54,6 +54,7 @@ describe('App', () => {
             persona: null,
             tools: [],
             must_change_password: true,
+            actions: ['search'],
           },
         },
       },
@@ -76,6 +77,7 @@ describe('signing in', () => {
       persona: null,
       tools: [] as Me['tools'],
       must_change_password: false,
+      actions: ['search', 'documents.write', 'documents.manage'] as Me['actions'],
     } as const
     const user = {
       id: 'u1',

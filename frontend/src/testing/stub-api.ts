@@ -8,13 +8,16 @@ type MethodOf<P extends keyof paths> = {
   [M in Method]-?: paths[P][M] extends { responses: unknown } ? M : never
 }[Method]
 
-/** The JSON answers the schema declares for one operation, each status with its own body. */
+/** The answers the schema declares for one operation, each status with its own body: JSON, or
+ *  an event stream. */
 type DeclaredAnswer<Op> = Op extends { responses: infer R }
   ? {
       [S in keyof R]: S extends number
         ? R[S] extends { content: { 'application/json': infer Body } }
           ? { status: S; body: Body }
-          : never
+          : R[S] extends { content: { 'text/event-stream': unknown } }
+            ? { status: S; stream: string[]; open?: boolean }
+            : never
         : never
     }[keyof R]
   : never
@@ -22,7 +25,9 @@ type DeclaredAnswer<Op> = Op extends { responses: infer R }
 /**
  * What a stubbed operation answers: a response the schema declares (type-checked against the
  * generated schema, so a fixture cannot disagree with the server), a `raw` body the schema does
- * not describe (a proxy's error page, an unhandled 500), or a failed fetch.
+ * not describe (a proxy's error page, an unhandled 500), or a failed fetch. A declared event
+ * stream is its chunks of text, one per read; `open` keeps it open after them, as a run still
+ * going, until the request is aborted.
  */
 export type StubAnswer<Op> =
   | DeclaredAnswer<Op>
@@ -31,6 +36,7 @@ export type StubAnswer<Op> =
 
 type AnyAnswer =
   | { status: number; body: unknown }
+  | { status: number; stream: string[]; open?: boolean }
   | { status: number; raw: string }
   | { networkError: true }
 
@@ -49,6 +55,27 @@ function json(status: number, body: unknown): Response {
     status,
     headers: { 'Content-Type': 'application/json' },
   })
+}
+
+/** A streamed body, one chunk per read. As fetch does, aborting the request errors the body
+ *  (a read waiting on an open stream included). */
+function streamed(status: number, chunks: string[], open: boolean, signal: AbortSignal): Response {
+  const encoder = new TextEncoder()
+  const queue = [...chunks]
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      signal.addEventListener('abort', () => {
+        controller.error(signal.reason)
+      })
+    },
+    pull(controller) {
+      const next = queue.shift()
+      if (next !== undefined) controller.enqueue(encoder.encode(next))
+      // Open and drained, nothing comes: the read waits, for an abort.
+      else if (!open) controller.close()
+    },
+  })
+  return new Response(body, { status, headers: { 'Content-Type': 'text/event-stream' } })
 }
 
 /**
@@ -72,6 +99,9 @@ export function stubApi(routes: StubRoutes) {
     }
     if ('networkError' in answer) throw new TypeError('Failed to fetch')
     if ('raw' in answer) return new Response(answer.raw, { status: answer.status })
+    if ('stream' in answer) {
+      return streamed(answer.status, answer.stream, answer.open ?? false, request.signal)
+    }
     return json(answer.status, answer.body)
   }
 

@@ -174,7 +174,7 @@ export interface paths {
         };
         /**
          * Get Me
-         * @description Who the caller is, and the MCP tools its role allows.
+         * @description Who the caller is, the MCP tools its role allows, and the actions it may take.
          */
         get: operations["getMe"];
         put?: never;
@@ -1604,6 +1604,8 @@ export interface components {
             tools: ("upload_document" | "search_docs" | "ask_docs" | "deep_research" | "research_result" | "list_documents" | "read_document" | "delete_document" | "whoami" | "rag_search" | "rag_workspaces" | "rag_policy" | "rag_cache_stats" | "rag_context")[];
             /** Must Change Password */
             must_change_password: boolean;
+            /** Actions */
+            actions: ("search" | "documents.write" | "documents.manage" | "workspaces.manage" | "people.manage" | "keys.manage" | "audit.read" | "gaps.read" | "policy.manage" | "cache.read")[];
         };
         /** ModeEvent */
         ModeEvent: {

@@ -1,50 +1,52 @@
 /**
  * `POST /api/ask` streams Server-Sent Events (API.md, "Asking"): `mode`, then `step` and
- * `token` events, then `done` (the authoritative answer and its citations) or `error`.
- * EventSource cannot POST, so the stream is read from fetch's body.
+ * `token` events, then `done` (the authoritative answer and its citations) or `error`. It goes
+ * through the typed client like every other call, with the body as a stream: EventSource
+ * cannot POST, so the events are parsed here from the bytes.
  */
-import { ApiError } from '@/lib/api-client'
+import { api, unwrap } from '@/lib/api-client'
+import type { components, paths } from '@/lib/api/schema'
 
-export type Citation = {
-  key: string
-  document_id: string
-  chunk_id: string
-  title: string
-  heading_path: string[]
-  snippet: string
-  url?: string | null
+type Schemas = components['schemas']
+
+export type AskRequest = Schemas['AskRequest']
+export type Citation = Schemas['Citation']
+export type Step = Schemas['Step']
+
+/** The events the schema declares for the stream (`event:` names). */
+type EventName = paths['/api/ask']['post']['responses'][200]['content']['text/event-stream']['event']
+
+/** Each event's `data:`, as the schema's models: a name the schema adds without a model here
+ *  is a type error. */
+type EventData = {
+  mode: Schemas['ModeEvent']
+  step: Schemas['Step']
+  token: Schemas['TokenEvent']
+  done: Schemas['DoneEvent']
+  error: Schemas['ErrorEvent']
 }
 
-export type AskEvent =
-  | { event: 'mode'; data: { mode: string; reason: string } }
-  | { event: 'step'; data: { kind: string; label: string; detail?: string | null } }
-  | { event: 'token'; data: { text: string } }
-  | {
-      event: 'done'
-      data: {
-        answer: string
-        citations: Citation[]
-        mode: string
-        fell_back: boolean
-        extractive: boolean
-        chat_id?: string | null
-        trace_id?: string | null
-      }
-    }
-  | { event: 'error'; data: { code: string; message: string } }
+export type AskEvent = { [E in EventName]: { event: E; data: EventData[E] } }[EventName]
 
-export type AskInput = {
-  question: string
-  mode?: 'auto' | 'fast' | 'deep'
-  document_ids?: string[]
-  workspaces?: string[]
+const EVENT_NAMES: Record<EventName, true> = {
+  mode: true,
+  step: true,
+  token: true,
+  done: true,
+  error: true,
 }
 
-const KNOWN = new Set(['mode', 'step', 'token', 'done', 'error'])
+function isEventName(name: string): name is EventName {
+  return Object.hasOwn(EVENT_NAMES, name)
+}
 
 /** Parse an SSE byte stream into events: blocks split by a blank line, `event:` names the
- *  event, `data:` lines are joined by newlines; comments (`:`) and unknown events are skipped. */
-export async function* readEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<AskEvent> {
+ *  event, `data:` lines are joined by newlines; comments (`:`) and unknown events are skipped.
+ *  No body at all yields nothing (the caller reports an answer that never finished). */
+export async function* readEvents(
+  body: ReadableStream<Uint8Array> | null,
+): AsyncGenerator<AskEvent> {
+  if (!body) return
   const reader = body.getReader()
   const decoder = new TextDecoder()
   let buffer = ''
@@ -99,20 +101,25 @@ function parseBlock(block: string): AskEvent | null {
   if (name === 'message' && typeof payload === 'object' && payload && 'type' in payload) {
     name = String(payload.type)
   }
-  if (!KNOWN.has(name)) return null
+  if (!isEventName(name)) return null
+  // The server writes each event's data from its model (app/routers/asking.py).
   return { event: name, data: payload } as AskEvent
 }
 
-export async function ask(input: AskInput, signal: AbortSignal): Promise<AsyncGenerator<AskEvent>> {
-  const response = await globalThis.fetch('/api/ask', {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' },
-    body: JSON.stringify(input),
-    signal,
-  })
-  if (!response.ok || !response.body) {
-    const body: unknown = await response.json().catch(() => undefined)
-    throw new ApiError(response.status, body)
-  }
-  return readEvents(response.body)
+/** Ask, and read the answer's events as they come. A refusal before the stream (401, 403,
+ *  404, 413, 422 in the API's error shape) throws `ApiError`; aborting `signal` ends the
+ *  request and its stream. */
+export async function ask(
+  body: AskRequest,
+  signal: AbortSignal,
+): Promise<AsyncGenerator<AskEvent>> {
+  const stream = await unwrap(
+    api.POST('/api/ask', {
+      body,
+      signal,
+      parseAs: 'stream',
+      headers: { Accept: 'text/event-stream' },
+    }),
+  )
+  return readEvents(stream)
 }

@@ -2,9 +2,7 @@ import { useCallback, useRef, useState } from 'react'
 
 import { ApiError } from '@/lib/api-client'
 
-import { ask, type AskEvent, type AskInput, type Citation } from './ask'
-
-export type Step = { kind: string; label: string; detail?: string | null | undefined }
+import { ask, type AskEvent, type AskRequest, type Citation, type Step } from './ask'
 
 export type AskState = {
   status: 'idle' | 'streaming' | 'done' | 'error'
@@ -57,7 +55,7 @@ export function useAsk() {
   const [state, setState] = useState<AskState>(IDLE)
   const controller = useRef<AbortController | null>(null)
 
-  const start = useCallback(async (input: AskInput) => {
+  const start = useCallback(async (input: AskRequest) => {
     controller.current?.abort()
     const current = new AbortController()
     controller.current = current

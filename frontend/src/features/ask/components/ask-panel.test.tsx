@@ -1,8 +1,9 @@
 import { fireEvent, screen, waitFor, within } from '@testing-library/react'
 import { createMemoryRouter, RouterProvider } from 'react-router'
-import { describe, expect, it, vi } from 'vitest'
+import { describe, expect, it } from 'vitest'
 
 import { renderWithProviders } from '@/testing/render'
+import { stubApi } from '@/testing/stub-api'
 
 import { readEvents } from '../api/ask'
 import { AskPanel } from './ask-panel'
@@ -35,7 +36,7 @@ const DONE = {
   extractive: false,
   chat_id: null,
   trace_id: 't1',
-}
+} as const
 
 const SCRIPT = [
   'event: mode\ndata: {"mode": "fast", "reason": "asked"}\n\n',
@@ -55,6 +56,11 @@ describe('readEvents', () => {
   })
 })
 
+/** The requests the panel sent, in order (the typed client hands fetch a `Request`). */
+function sent(fetchMock: ReturnType<typeof stubApi>): Request[] {
+  return fetchMock.mock.calls.map(([request]) => request as Request)
+}
+
 function renderPanel({ canSaveNotes = false }: { canSaveNotes?: boolean } = {}) {
   const router = createMemoryRouter(
     [{ path: '/', element: <AskPanel documentId="d1" title="Runbook" canSaveNotes={canSaveNotes} /> }],
@@ -65,12 +71,7 @@ function renderPanel({ canSaveNotes = false }: { canSaveNotes?: boolean } = {}) 
 
 describe('AskPanel', () => {
   it('asks about this document only and shows steps, the answer and its citation chips', async () => {
-    const fetchMock = vi.fn<(input: RequestInfo | URL, init?: RequestInit) => Promise<Response>>(() =>
-      Promise.resolve(
-        new Response(stream(SCRIPT), { headers: { 'Content-Type': 'text/event-stream' } }),
-      ),
-    )
-    vi.stubGlobal('fetch', fetchMock)
+    const fetchMock = stubApi({ '/api/ask': { post: { status: 200, stream: SCRIPT } } })
     renderPanel()
 
     fireEvent.change(screen.getByLabelText('Your question'), { target: { value: 'How do I roll back?' } })
@@ -78,12 +79,15 @@ describe('AskPanel', () => {
 
     const answer = await screen.findByTestId('answer')
     await waitFor(() => { expect(answer).toHaveTextContent('Run make rollback 1.') })
-    const [url, init] = fetchMock.mock.calls[0] ?? []
-    expect(url).toBe('/api/ask')
-    expect(JSON.parse(init?.body as string)).toEqual({
+    const [request] = sent(fetchMock)
+    expect(request?.method).toBe('POST')
+    expect(new URL(request?.url ?? '').pathname).toBe('/api/ask')
+    expect(request?.headers.get('Accept')).toBe('text/event-stream')
+    expect(await request?.json()).toEqual({
       question: 'How do I roll back?',
       mode: 'fast',
       document_ids: ['d1'],
+      writes: 'off',
     })
     expect(within(screen.getByRole('list', { name: 'Steps' })).getByText(/rollback/)).toBeInTheDocument()
     const chip = within(answer).getByRole('link', { name: '1' })
@@ -92,25 +96,60 @@ describe('AskPanel', () => {
   })
 
   it('shows the server’s error event and a refused request clearly', async () => {
-    vi.stubGlobal(
-      'fetch',
-      vi.fn(() =>
-        Promise.resolve(
-          new Response(stream(['event: error\ndata: {"code": "unavailable", "message": "The model is down."}\n\n'])),
-        ),
-      ),
-    )
+    stubApi({
+      '/api/ask': {
+        post: {
+          status: 200,
+          stream: ['event: error\ndata: {"code": "unavailable", "message": "The model is down."}\n\n'],
+        },
+      },
+    })
     renderPanel()
     fireEvent.change(screen.getByLabelText('Your question'), { target: { value: 'Why?' } })
     fireEvent.click(screen.getByRole('button', { name: 'Ask' }))
     expect(await screen.findByRole('alert')).toHaveTextContent('The model is down.')
+
+    // Refused before any stream: the API's error body, as every other call reports it.
+    stubApi({
+      '/api/ask': {
+        post: {
+          status: 422,
+          body: { error: { code: 'validation_failed', message: 'No workspace left to search.' } },
+        },
+      },
+    })
+    await screen.findByRole('button', { name: 'Ask' })
+    fireEvent.click(screen.getByRole('button', { name: 'Ask' }))
+    await waitFor(() => {
+      expect(screen.getByRole('alert')).toHaveTextContent('No workspace left to search.')
+    })
+  })
+
+  it('stops a streaming answer, keeping what came', async () => {
+    const fetchMock = stubApi({
+      '/api/ask': {
+        post: {
+          status: 200,
+          open: true,
+          stream: ['event: mode\ndata: {"mode": "fast", "reason": "asked"}\n\n', 'event: token\ndata: {"text": "Run make "}\n\n'],
+        },
+      },
+    })
+    renderPanel()
+    fireEvent.change(screen.getByLabelText('Your question'), { target: { value: 'How do I roll back?' } })
+    fireEvent.click(screen.getByRole('button', { name: 'Ask' }))
+    const answer = await screen.findByTestId('answer')
+    await waitFor(() => { expect(answer).toHaveTextContent('Run make') })
+
+    fireEvent.click(screen.getByRole('button', { name: 'Stop' }))
+    expect(await screen.findByRole('button', { name: 'Ask' })).toBeInTheDocument()
+    expect(sent(fetchMock)[0]?.signal.aborted).toBe(true)
+    expect(screen.getByTestId('answer')).toHaveTextContent('Run make')
+    expect(screen.queryByRole('alert')).not.toBeInTheDocument()
   })
 
   it('lets the agent write only when the person turns notes on, and shares only when asked', async () => {
-    const fetchMock = vi.fn<(input: RequestInfo | URL, init?: RequestInit) => Promise<Response>>(() =>
-      Promise.resolve(new Response(stream(SCRIPT), { headers: { 'Content-Type': 'text/event-stream' } })),
-    )
-    vi.stubGlobal('fetch', fetchMock)
+    const fetchMock = stubApi({ '/api/ask': { post: { status: 200, stream: SCRIPT } } })
     renderPanel({ canSaveNotes: true })
     const notes = screen.getByRole('switch', { name: /save a note/ })
     expect(notes).not.toBeChecked()
@@ -120,24 +159,23 @@ describe('AskPanel', () => {
     fireEvent.change(screen.getByLabelText('Your question'), { target: { value: 'Sum it up' } })
     fireEvent.click(screen.getByRole('button', { name: 'Ask' }))
     await screen.findByTestId('answer')
-    expect(JSON.parse(fetchMock.mock.calls[0]?.[1]?.body as string)).toMatchObject({ writes: 'private' })
+    expect(await sent(fetchMock)[0]?.json()).toMatchObject({ writes: 'private' })
 
     await screen.findByRole('button', { name: 'Ask' })
     fireEvent.click(screen.getByRole('switch', { name: /Share it/ }))
     fireEvent.click(screen.getByRole('button', { name: 'Ask' }))
     await waitFor(() => { expect(fetchMock).toHaveBeenCalledTimes(2) })
-    expect(JSON.parse(fetchMock.mock.calls[1]?.[1]?.body as string)).toMatchObject({ writes: 'org' })
+    expect(await sent(fetchMock)[1]?.json()).toMatchObject({ writes: 'org' })
   })
 
   it('offers no note switch to someone who may not write', () => {
-    vi.stubGlobal('fetch', vi.fn())
+    stubApi({})
     renderPanel()
     expect(screen.queryByRole('switch', { name: /save a note/ })).not.toBeInTheDocument()
   })
 
   it('checks the question before sending anything', () => {
-    const fetchMock = vi.fn()
-    vi.stubGlobal('fetch', fetchMock)
+    const fetchMock = stubApi({})
     renderPanel()
     fireEvent.click(screen.getByRole('button', { name: 'Ask' }))
     expect(screen.getByRole('alert')).toHaveTextContent('Type a question first.')

@@ -20,8 +20,8 @@ import { Textarea } from '@/components/ui/input'
 import { Switch } from '@/components/ui/switch'
 import { cn } from '@/lib/cn'
 
-import type { Citation } from '../api/ask'
-import { useAsk, type Step } from '../api/use-ask'
+import type { Citation, Step } from '../api/ask'
+import { useAsk } from '../api/use-ask'
 
 const STEP_ICONS: Record<string, typeof Search> = {
   search: Search,
@@ -59,8 +59,8 @@ export function AskPanel({
       return
     }
     setProblem(undefined)
-    const writes = saveNotes ? (shareNotes ? 'org' : 'private') : undefined
-    void start({ question: text, mode: 'fast', document_ids: [documentId], ...(writes ? { writes } : {}) })
+    const writes = saveNotes ? (shareNotes ? 'org' : 'private') : 'off'
+    void start({ question: text, mode: 'fast', document_ids: [documentId], writes })
   }
 
   const streaming = state.status === 'streaming'

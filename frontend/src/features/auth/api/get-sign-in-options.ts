@@ -2,9 +2,11 @@ import { queryOptions, useQuery } from '@tanstack/react-query'
 
 import { api, unwrap } from '@/lib/api-client'
 
+import { authKeys } from './keys'
+
 export const getSignInOptionsQueryOptions = () =>
   queryOptions({
-    queryKey: ['sign-in-options'],
+    queryKey: authKeys.signInOptions,
     queryFn: ({ signal }) => unwrap(api.GET('/api/auth/options', { signal })),
     staleTime: 0,
   })

@@ -3,14 +3,13 @@ import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { api, unwrap } from '@/lib/api-client'
 import type { components } from '@/lib/api/schema'
 
-import { getMeQueryOptions } from './get-me'
-import { getSignInOptionsQueryOptions } from './get-sign-in-options'
+import { authKeys } from './keys'
 
 export type LoginInput = components['schemas']['LoginRequest']
 export type SignupInput = components['schemas']['SignupRequest']
 export type PasswordChangeInput = components['schemas']['PasswordChange']
 
-const SESSION_KEYS = [getMeQueryOptions().queryKey[0], getSignInOptionsQueryOptions().queryKey[0]]
+const SESSION_KEYS: string[] = [authKeys.me[0], authKeys.signInOptions[0]]
 
 /** Sign in, sign up and sign out: each changes who "me" is, so each
  *  drops every cached answer (they were someone else's, or nobody's). "Me" is reset rather
@@ -25,10 +24,10 @@ function useSessionChange<T>(call: (input: T) => Promise<unknown>, first?: () =>
       first?.()
       queryClient.removeQueries({ predicate: (q) => !SESSION_KEYS.includes(String(q.queryKey[0])) })
       await queryClient.invalidateQueries({
-        queryKey: getSignInOptionsQueryOptions().queryKey,
+        queryKey: authKeys.signInOptions,
         refetchType: 'none',
       })
-      await queryClient.resetQueries({ queryKey: getMeQueryOptions().queryKey })
+      await queryClient.resetQueries({ queryKey: authKeys.me })
     },
   })
 }
@@ -50,6 +49,6 @@ export const useChangePassword = () => {
   const queryClient = useQueryClient()
   return useMutation({
     mutationFn: (body: PasswordChangeInput) => unwrap(api.POST('/api/me/password', { body })),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: getMeQueryOptions().queryKey }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: authKeys.me }),
   })
 }

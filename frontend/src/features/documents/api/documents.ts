@@ -8,6 +8,9 @@ import {
 
 import { api, unwrap } from '@/lib/api-client'
 import type { components, paths } from '@/lib/api/schema'
+import { workspaceKeys } from '@/lib/workspaces'
+
+import { documentKeys } from './keys'
 
 export type Document = components['schemas']['Document']
 export type DocumentWithContent = components['schemas']['DocumentWithContent']
@@ -18,7 +21,6 @@ export type DocumentCreate = NonNullable<
   paths['/api/documents']['post']['requestBody']
 >['content']['application/json']
 export type Chunk = components['schemas']['Chunk']
-export type Workspace = components['schemas']['Workspace']
 
 export type DocumentFilters = {
   workspace?: string
@@ -33,7 +35,7 @@ const PAGE_SIZE = 25
 
 export const getDocumentsQueryOptions = (filters: DocumentFilters = {}) =>
   queryOptions({
-    queryKey: ['documents', 'list', filters],
+    queryKey: documentKeys.list(filters),
     queryFn: ({ signal }) =>
       unwrap(
         api.GET('/api/documents', { params: { query: { ...filters, limit: PAGE_SIZE } }, signal }),
@@ -47,7 +49,7 @@ export const useDocuments = (filters: DocumentFilters) =>
 
 export const getDocumentQueryOptions = (id: string) =>
   queryOptions({
-    queryKey: ['documents', 'one', id],
+    queryKey: documentKeys.detail(id),
     queryFn: ({ signal }) =>
       unwrap(api.GET('/api/documents/{document_id}', { params: { path: { document_id: id } }, signal })),
   })
@@ -56,7 +58,7 @@ export const useDocument = (id: string) => useQuery(getDocumentQueryOptions(id))
 
 export const getChunksQueryOptions = (id: string) =>
   queryOptions({
-    queryKey: ['documents', 'one', id, 'chunks'],
+    queryKey: documentKeys.chunks(id),
     queryFn: ({ signal }) =>
       unwrap(
         api.GET('/api/documents/{document_id}/chunks', {
@@ -70,7 +72,7 @@ export const useChunks = (id: string) => useQuery(getChunksQueryOptions(id))
 
 export const useRelated = (id: string) =>
   useQuery({
-    queryKey: ['documents', 'one', id, 'related'],
+    queryKey: documentKeys.related(id),
     queryFn: ({ signal }) =>
       unwrap(
         api.GET('/api/documents/{document_id}/related', {
@@ -82,7 +84,7 @@ export const useRelated = (id: string) =>
 
 export const useBacklinks = (id: string) =>
   useQuery({
-    queryKey: ['documents', 'one', id, 'backlinks'],
+    queryKey: documentKeys.backlinks(id),
     queryFn: ({ signal }) =>
       unwrap(
         api.GET('/api/documents/{document_id}/backlinks', {
@@ -92,21 +94,14 @@ export const useBacklinks = (id: string) =>
       ),
   })
 
-export const getWorkspacesQueryOptions = () =>
-  queryOptions({
-    queryKey: ['workspaces'],
-    queryFn: ({ signal }) => unwrap(api.GET('/api/workspaces', { signal })),
-    staleTime: 5 * 60_000,
-  })
-
-export const useWorkspaces = () => useQuery(getWorkspacesQueryOptions())
-
-function useInvalidateDocuments() {
+/** After documents were added or changed: every document query, and the workspaces (their
+ *  counts, and a workspace an upload made). */
+export function useInvalidateDocuments() {
   const queryClient = useQueryClient()
   return () =>
     Promise.all([
-      queryClient.invalidateQueries({ queryKey: ['documents'] }),
-      queryClient.invalidateQueries(getWorkspacesQueryOptions()),
+      queryClient.invalidateQueries({ queryKey: documentKeys.all }),
+      queryClient.invalidateQueries({ queryKey: workspaceKeys.all }),
     ])
 }
 
@@ -135,9 +130,9 @@ export const useDeleteDocument = () => {
     mutationFn: (id: string) =>
       unwrap(api.DELETE('/api/documents/{document_id}', { params: { path: { document_id: id } } })),
     onSuccess: async (_, id) => {
-      queryClient.removeQueries({ queryKey: ['documents', 'one', id] })
-      await queryClient.invalidateQueries({ queryKey: ['documents', 'list'] })
-      await queryClient.invalidateQueries(getWorkspacesQueryOptions())
+      queryClient.removeQueries({ queryKey: documentKeys.detail(id) })
+      await queryClient.invalidateQueries({ queryKey: documentKeys.lists })
+      await queryClient.invalidateQueries({ queryKey: workspaceKeys.all })
     },
   })
 }

@@ -27,11 +27,11 @@ import { Progress } from '@/components/ui/progress'
 import { ApiError, errorMessage } from '@/lib/api-client'
 import { cn } from '@/lib/cn'
 import { field } from '@/lib/form'
+import { useWorkspaces } from '@/lib/workspaces'
 
-import { useCreateDocument, useWorkspaces } from '../api/documents'
+import { useCreateDocument, useInvalidateDocuments } from '../api/documents'
 import { uploadDocument, type UploadFields } from '../api/upload-document'
 import { parseTags, tagsProblem } from '../lib/tags'
-import { useQueryClient } from '@tanstack/react-query'
 
 const SUPPORTED = ['md', 'markdown', 'txt', 'text', 'html', 'htm', 'pdf', 'docx']
 
@@ -161,7 +161,7 @@ function FilesForm({ defaultWorkspace, onClose }: { defaultWorkspace?: string | 
   const [tagsError, setTagsError] = useState<string>()
   const [busy, setBusy] = useState(false)
   const input = useRef<HTMLInputElement>(null)
-  const queryClient = useQueryClient()
+  const invalidateDocuments = useInvalidateDocuments()
 
   function add(files: FileList | null) {
     if (!files) return
@@ -221,8 +221,7 @@ function FilesForm({ defaultWorkspace, onClose }: { defaultWorkspace?: string | 
     setBusy(false)
     if (added) {
       toast.success(added === 1 ? 'One document added' : `${added} documents added`)
-      await queryClient.invalidateQueries({ queryKey: ['documents'] })
-      await queryClient.invalidateQueries({ queryKey: ['workspaces'] })
+      await invalidateDocuments()
     }
   }
 

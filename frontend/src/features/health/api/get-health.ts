@@ -3,6 +3,8 @@ import { queryOptions, useQuery } from '@tanstack/react-query'
 import { api, unwrap } from '@/lib/api-client'
 import type { QueryConfig } from '@/lib/react-query'
 
+import { healthKeys } from './keys'
+
 /** `GET /healthz` (getHealth): the process is up. */
 export function getHealth({ signal }: { signal?: AbortSignal } = {}) {
   return unwrap(api.GET('/healthz', { signal }))
@@ -10,7 +12,7 @@ export function getHealth({ signal }: { signal?: AbortSignal } = {}) {
 
 export function getHealthQueryOptions() {
   return queryOptions({
-    queryKey: ['health'],
+    queryKey: healthKeys.health,
     queryFn: ({ signal }) => getHealth({ signal }),
   })
 }

@@ -3,6 +3,8 @@ import { queryOptions, useQuery } from '@tanstack/react-query'
 import { api, unwrap } from '@/lib/api-client'
 import type { QueryConfig } from '@/lib/react-query'
 
+import { healthKeys } from './keys'
+
 /** `GET /readyz` (getReadiness): the database is reachable and migrated. Not ready is a 503,
  *  so it arrives as an `ApiError` whose message names the failing checks. */
 export function getReadiness({ signal }: { signal?: AbortSignal } = {}) {
@@ -11,7 +13,7 @@ export function getReadiness({ signal }: { signal?: AbortSignal } = {}) {
 
 export function getReadinessQueryOptions() {
   return queryOptions({
-    queryKey: ['readiness'],
+    queryKey: healthKeys.readiness,
     queryFn: ({ signal }) => getReadiness({ signal }),
   })
 }

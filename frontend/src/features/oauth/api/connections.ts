@@ -3,11 +3,13 @@ import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/r
 import { api, unwrap } from '@/lib/api-client'
 import type { components } from '@/lib/api/schema'
 
+import { oauthKeys } from './keys'
+
 export type Connection = components['schemas']['Connection']
 
 export const getConnectionsQueryOptions = () =>
   queryOptions({
-    queryKey: ['connections'],
+    queryKey: oauthKeys.connections,
     queryFn: ({ signal }) => unwrap(api.GET('/api/me/connections', { signal })),
   })
 
@@ -22,6 +24,6 @@ export const useDisconnect = () => {
           params: { path: { client_id: clientId } },
         }),
       ),
-    onSuccess: () => queryClient.invalidateQueries(getConnectionsQueryOptions()),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: oauthKeys.connections }),
   })
 }

@@ -3,6 +3,8 @@ import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query'
 import { api, unwrap } from '@/lib/api-client'
 import type { components } from '@/lib/api/schema'
 
+import { searchKeys } from './keys'
+
 export type SearchHit = components['schemas']['SearchHit']
 export type SearchMode = components['schemas']['SearchRequest']['mode']
 
@@ -10,7 +12,7 @@ export type SearchInput = { query: string; mode: SearchMode; workspace?: string;
 
 export const getSearchQueryOptions = (input: SearchInput) =>
   queryOptions({
-    queryKey: ['search', input],
+    queryKey: searchKeys.results(input),
     queryFn: ({ signal }) =>
       unwrap(
         api.POST('/api/search', {
@@ -30,10 +32,3 @@ export const getSearchQueryOptions = (input: SearchInput) =>
   })
 
 export const useSearch = (input: SearchInput) => useQuery(getSearchQueryOptions(input))
-
-export const useSearchWorkspaces = () =>
-  useQuery({
-    queryKey: ['workspaces'],
-    queryFn: ({ signal }) => unwrap(api.GET('/api/workspaces', { signal })),
-    staleTime: 5 * 60_000,
-  })

@@ -10,8 +10,9 @@ import { Input, NativeSelect } from '@/components/ui/input'
 import { Skeleton } from '@/components/ui/skeleton'
 import { errorMessage } from '@/lib/api-client'
 import { cn } from '@/lib/cn'
+import { useWorkspaces } from '@/lib/workspaces'
 
-import { useSearch, useSearchWorkspaces, type SearchHit, type SearchMode } from '../api/search'
+import { useSearch, type SearchHit, type SearchMode } from '../api/search'
 import { excerpt, highlight } from '../lib/highlight'
 import { RankBadges } from './rank-badges'
 
@@ -37,7 +38,7 @@ export function SearchResults() {
   const text = draft.for === query ? draft.text : query
 
   const search = useSearch({ query, mode, ...(workspace ? { workspace } : {}), ...(tag ? { tag } : {}) })
-  const workspaces = useSearchWorkspaces()
+  const workspaces = useWorkspaces()
 
   function set(key: string, value: string) {
     setParams((current) => {
