@@ -43,6 +43,12 @@ class Principal:
         (`GET /api/me`, `whoami`), never what decides (that is `require`)."""
         return [action for action in ALL_ACTIONS if self.can(action)]
 
+    def shown(self, action: Action) -> bool:
+        """Whether a reply may show the caller what only holders of `action` see (a remote
+        workspace's URL, why it failed): a quiet check that narrows what is said, never whether
+        something is done (that is `require`)."""
+        return self.can(action)
+
     def require(self, action: Action, refusal: str) -> None:
         """The one check of the capability table that services make.
 

@@ -79,7 +79,7 @@ def _check_length(settings: Settings, content: str) -> None:
 def _shown(principal: Principal, workspace: Workspace) -> Workspace:
     """A remote workspace's URL is for admins: to others it would map the network behind the
     server (docs/SECURITY.md, "Remote workspaces")."""
-    if workspace.remote_url is None or principal.can("workspaces.manage"):
+    if workspace.remote_url is None or principal.shown("workspaces.manage"):
         return workspace
     return workspace.model_copy(update={"remote_url": None})
 

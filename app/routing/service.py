@@ -457,7 +457,7 @@ def _told(principal: Principal, plan: _Plan, failures: list[Failure]) -> list[Fa
     for failure in failures:
         if failure.workspace in remote:
             logger.warning("remote workspace %s failed: %s", failure.workspace, failure.reason)
-    if principal.can("workspaces.manage"):
+    if principal.shown("workspaces.manage"):
         return failures
     return [
         Failure(workspace=f.workspace, reason=REMOTE_FAILED) if f.workspace in remote else f

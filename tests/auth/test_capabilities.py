@@ -51,7 +51,8 @@ def _is_principal(node: ast.expr, attribute: str) -> bool:
 
 def test_services_check_roles_only_through_the_table() -> None:
     # `principal.role` compared by hand, or `principal.can(...)` deciding quietly, would bypass
-    # `require` and its refusal.
+    # `require` and its refusal. What a reply shows to some callers only is `principal.shown`,
+    # named so that a reader sees it narrows a reply and decides nothing.
     for module in _service_modules():
         where = module.relative_to(APP.parent)
         for node in ast.walk(ast.parse(module.read_text())):
