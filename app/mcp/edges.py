@@ -107,7 +107,8 @@ class OAuthEdges:
       one sent to /token).
     - RFC 9207: every redirect from /authorize back to the client carries `iss` (the SDK's
       error redirects do not; our consent answers do), and the metadata says so, so that
-      clients enforce it.
+      clients enforce it. The metadata also lists `none` among the token endpoint's auth
+      methods: public clients register and redeem codes without a secret here.
     - Bounded input: /register is throttled per client address (anyone may call it, and each
       call stores a row); every body is read here first, at most 64 KiB; a NUL in any field of
       /authorize, /token or /revoke is `invalid_request` here, before the SDK's handlers send
@@ -234,6 +235,11 @@ class OAuthEdges:
             if start["status"] == 200:
                 document = json.loads(body)
                 document["authorization_response_iss_parameter_supported"] = True
+                # Public clients (PKCE, no secret) register with `none` and use it at /token;
+                # the SDK lists only the secret-bearing methods.
+                methods = document.get("token_endpoint_auth_methods_supported") or []
+                if "none" not in methods:
+                    document["token_endpoint_auth_methods_supported"] = [*methods, "none"]
                 body = json.dumps(document).encode()
             headers = [
                 (name, str(len(body)).encode() if name.lower() == b"content-length" else value)

@@ -540,6 +540,8 @@ async def test_the_metadata_documents_point_at_each_other(corpus: Running) -> No
     assert server["code_challenge_methods_supported"] == ["S256"]
     # Clients may rely on `iss` in every authorization response (RFC 9207).
     assert server["authorization_response_iss_parameter_supported"] is True
+    # Public clients (PKCE, no secret) are served, and the document says so.
+    assert "none" in server["token_endpoint_auth_methods_supported"]
     assert {"registration_endpoint", "revocation_endpoint", "token_endpoint"} <= set(server)
 
 
