@@ -42,7 +42,7 @@ from app.asking.schemas import (
 from app.config import Settings
 from app.db.engine import ShortTransaction, WriteConnection
 from app.documents import service as documents_service
-from app.errors import AppError, ValidationFailed
+from app.errors import AppError
 from app.rag import extractive
 from app.rag.embeddings.base import Embedder
 from app.rag.schemas import Answer, AskMode, Citation
@@ -111,13 +111,7 @@ async def prepare(
     principal.require("search", "your role may not ask")
     if request.writes != "off":
         principal.require("documents.write", "writes: your role may not add documents")
-    text = request.question.strip()
-    if not text:
-        raise ValidationFailed("question: must not be blank")
-    if len(text) > settings.max_query_chars:
-        raise ValidationFailed(
-            f"question: {len(text):,} characters is over the limit of {settings.max_query_chars:,}"
-        )
+    text = search_service.checked_query(settings, request.question, name="question")
     workspaces = request.workspaces
     if request.persona and workspaces is None:
         # The persona's workspaces by the routing policy (built-in, file, admins' layers), read

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from langchain_core.language_models import BaseChatModel
 from pydantic import SecretStr
 
+from app.asking.schemas import RunMode
 from app.config import Settings
 
-ModelRole = Literal["fast", "deep"]
+# A run's mode names the model it uses: ANSWER_MODEL for fast runs (and the deep run's cheap
+# scout), DEEP_MODEL for the deep run's planner, researchers and verifier.
+ModelRole = RunMode
 
 DEFAULT_MODELS: dict[str, str] = {
     "gemini": "gemini-2.5-flash",

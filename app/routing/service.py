@@ -352,20 +352,6 @@ async def delete_persona(
 # --- searching ------------------------------------------------------------------------------
 
 
-def _query(settings: Settings, query: str, *, name: str = "query") -> str:
-    """Raises:
-    ValidationFailed: blank, or over CORPUS_MAX_QUERY_CHARS.
-    """
-    query = query.strip()
-    if not query:
-        raise ValidationFailed(f"{name}: must not be blank")
-    if len(query) > settings.max_query_chars:
-        raise ValidationFailed(
-            f"{name}: {len(query):,} characters is over the limit of {settings.max_query_chars:,}"
-        )
-    return query
-
-
 @dataclass(frozen=True, slots=True)
 class _Searched:
     passages: list[Passage]  # best first
@@ -543,7 +529,7 @@ async def context_block(
             "query: send a query, or a session_id whose last user message was stored",
             details=[{"loc": ["body", "query"]}],
         )
-    query = _query(routing.settings, text)
+    query = search_service.checked_query(routing.settings, text)
     plan = await _planned(routing, principal, request.persona)
     searched = await _search(routing, principal, plan, plan.route.workspaces, query, request.top_k)
     block = context.build(searched.passages, request.token_budget or routing.settings.token_budget)
@@ -579,7 +565,7 @@ def remember_message(routing: Routing, principal: Principal, session_id: str, te
         CORPUS_MAX_QUERY_CHARS (nothing is stored).
     """
     principal.require("search", "your role may not search")
-    text = _query(routing.settings, text, name="text")
+    text = search_service.checked_query(routing.settings, text, name="text")
     routing.messages.put(principal.user_id, session_id, text)
 
 
@@ -599,7 +585,7 @@ async def routed_search(
         unknown persona.
     """
     principal.require("search", "your role may not search")
-    query = _query(routing.settings, query)
+    query = search_service.checked_query(routing.settings, query)
     plan = await _planned(routing, principal, persona, named=workspaces or ())
     chosen = plan.route.workspaces
     if workspaces is not None:
@@ -630,7 +616,7 @@ async def knowledge_search(
             "this call searches the API key's workspace: use a key bound to one workspace, "
             "or POST /v1/knowledge/search-multi"
         )
-    query = _query(routing.settings, request.query)
+    query = search_service.checked_query(routing.settings, request.query)
     plan = await _planned(routing, principal, None, named=[principal.workspace_scope])
     chosen = [w for w in [principal.workspace_scope] if w in plan.targets]
     searched = await _search(routing, principal, plan, chosen, query, request.top_k)
@@ -652,7 +638,7 @@ async def knowledge_search_multi(
         Forbidden: the role may not search. ValidationFailed: a blank or too long query.
     """
     principal.require("search", "your role may not search")
-    query = _query(routing.settings, request.query)
+    query = search_service.checked_query(routing.settings, request.query)
     wanted = list(dict.fromkeys(request.workspaces))
     plan = await _planned(routing, principal, None, named=wanted)
     chosen = [w for w in wanted if w in plan.targets]

@@ -26,18 +26,19 @@ from app.search.schemas import Gap, Gaps
 logger = logging.getLogger(__name__)
 
 
-def _query(settings: Settings, request: SearchRequest) -> str:
-    """The query as it is searched: stripped, and within its limit.
+def checked_query(settings: Settings, text: str, *, name: str = "query") -> str:
+    """A query, question or stored message as it is searched: stripped, and within its limit
+    (one rule for every door; `name` is the field the error names).
 
     Raises:
         ValidationFailed: blank, or over CORPUS_MAX_QUERY_CHARS.
     """
-    query = request.query.strip()
+    query = text.strip()
     if not query:
-        raise ValidationFailed("query: must not be blank")
+        raise ValidationFailed(f"{name}: must not be blank")
     if len(query) > settings.max_query_chars:
         raise ValidationFailed(
-            f"query: {len(query):,} characters is over the limit of {settings.max_query_chars:,}"
+            f"{name}: {len(query):,} characters is over the limit of {settings.max_query_chars:,}"
         )
     return query
 
@@ -63,7 +64,7 @@ async def rank(
         unknown workspace.
     """
     principal.require("search", "your role may not search")
-    query = _query(settings, request)
+    query = checked_query(settings, request.query)
     workspace_ids = await documents_service.search_scope(conn, principal, request.workspaces)
     return await retrieval.run(
         conn,
