@@ -45,7 +45,7 @@ from app.documents import service as documents_service
 from app.errors import AppError
 from app.rag import extractive
 from app.rag.embeddings.base import Embedder
-from app.rag.schemas import Answer, AskMode, Citation
+from app.rag.schemas import SNIPPET_CHARS, Answer, AskMode, Citation
 from app.routing import service as routing_service
 from app.routing.service import Routing
 from app.search import service as search_service
@@ -345,9 +345,7 @@ def _stopped_text(run: Run) -> str:
     note = f"Stopped early ({run.stopped or 'no answer from the model'})."
     if not found:
         return f"{note} {extractive.NOTHING}"
-    passages = "\n\n".join(
-        f"[{e.key}] {e.title}: {e.text[: extractive.SNIPPET_CHARS]}" for e in found
-    )
+    passages = "\n\n".join(f"[{e.key}] {e.title}: {e.text[:SNIPPET_CHARS]}" for e in found)
     return f"{note} These are the passages found so far, cited.\n\n{passages}"
 
 

@@ -10,11 +10,10 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from app.agents.run import Retrieved
-from app.rag.schemas import Citation, chunk_url
+from app.rag.schemas import Citation
 
 # [3], and lists like [3, 5] or [3][5].
 _KEYS = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
-SNIPPET_CHARS = 500
 
 
 def keys_in(text: str) -> list[int]:
@@ -56,14 +55,13 @@ def check(text: str, retrieved: dict[int, Retrieved], readable: Collection[UUID]
     for key in keys_in(cleaned):
         entry = retrieved[key]
         citations.append(
-            Citation(
-                key=f"[{key}]",
+            Citation.of(
+                key,
                 document_id=entry.document_id,
                 chunk_id=entry.chunk_id,
                 title=entry.title,
                 heading_path=entry.heading_path,
-                snippet=entry.text[:SNIPPET_CHARS],
-                url=chunk_url(entry.document_id, entry.chunk_id),
+                text=entry.text,
             )
         )
     return Checked(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.rag.schemas import Answer, Citation, SearchHit, chunk_url
+from app.rag.schemas import Answer, Citation, SearchHit
 
 NOTE = (
     "Extractive answer: no answer model is configured on this server (ANSWER_PROVIDER), so "
@@ -15,7 +15,6 @@ NOTE = (
 NOTHING = (
     "The corpus has nothing that answers this question; it was recorded as a documentation gap."
 )
-SNIPPET_CHARS = 500
 # How many passages an answer cites.
 PASSAGES = 5
 
@@ -23,14 +22,13 @@ PASSAGES = 5
 def answer(hits: Sequence[SearchHit], *, mode: str) -> Answer:
     """The answer the hits make, best first, each cited by its `[n]` key."""
     citations = [
-        Citation(
-            key=f"[{i}]",
+        Citation.of(
+            i,
             document_id=hit.document_id,
             chunk_id=hit.chunk_id,
             title=hit.title,
             heading_path=hit.heading_path,
-            snippet=hit.text[:SNIPPET_CHARS],
-            url=chunk_url(hit.document_id, hit.chunk_id),
+            text=hit.text,
         )
         for i, hit in enumerate(hits, start=1)
     ]

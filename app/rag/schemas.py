@@ -51,6 +51,10 @@ def chunk_url(document_id: UUID, chunk_id: UUID) -> str:
     return f"/documents/{document_id}#chunk-{chunk_id}"
 
 
+# How much of a cited chunk a citation quotes.
+SNIPPET_CHARS = 500
+
+
 class Citation(BaseModel):
     key: str
     document_id: UUID
@@ -59,6 +63,28 @@ class Citation(BaseModel):
     heading_path: list[str]
     snippet: str
     url: str
+
+    @classmethod
+    def of(
+        cls,
+        key: int,
+        *,
+        document_id: UUID,
+        chunk_id: UUID,
+        title: str,
+        heading_path: list[str],
+        text: str,
+    ) -> Citation:
+        """The citation `[key]` of a chunk: its snippet, and the link to it in the web app."""
+        return cls(
+            key=f"[{key}]",
+            document_id=document_id,
+            chunk_id=chunk_id,
+            title=title,
+            heading_path=heading_path,
+            snippet=text[:SNIPPET_CHARS],
+            url=chunk_url(document_id, chunk_id),
+        )
 
 
 class Answer(BaseModel):
