@@ -11,7 +11,7 @@ import binascii
 import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Annotated, ParamSpec, TypeVar, get_args
+from typing import Annotated, Literal, ParamSpec, TypeVar, get_args
 from uuid import UUID
 
 from mcp.server import MCPServer
@@ -321,11 +321,11 @@ class Tools:
         job_id = await current.jobs.start(self._services(current), principal, checked.text)
         ahead = current.limits.queued_ahead(job_id)
         if ahead is not None:
-            return _queued(job_id, ahead)
+            return _pending(job_id, ahead)
         done = await current.jobs.wait(job_id, current.settings.research_wait_s)
         if done is not None:
             return done.model_copy(update={"job_id": str(job_id)})
-        return _running(job_id)
+        return _pending(job_id)
 
     @_listed("Get a research result", READS)
     async def research_result(self, job_id: str) -> Answer:
@@ -341,7 +341,7 @@ class Tools:
         if found.status == "running":
             # Queued here, it says how many are ahead; another replica's says running.
             ahead = current.limits.queued_ahead(job)
-            return _running(job) if ahead is None else _queued(job, ahead)
+            return _pending(job, ahead)
         if found.status == "failed" or found.result is None:
             return Answer(
                 answer=found.error or "the research failed",
@@ -414,31 +414,27 @@ class Tools:
         return await routing_service.context_block(self._resources().routing, principal, request)
 
 
-def _running(job_id: UUID) -> Answer:
-    return Answer(
-        answer=(
+def _pending(job_id: UUID, ahead: int | None = None) -> Answer:
+    """A job without its answer yet: running, or queued with `ahead` of the caller's jobs
+    before it."""
+    status: Literal["running", "queued"] = "running" if ahead is None else "queued"
+    if ahead is None:
+        text = (
             "Still researching: call research_result with this job_id in a minute or so for "
             "the answer."
-        ),
-        citations=[],
-        mode="deep",
-        extractive=False,
-        job_id=str(job_id),
-        status="running",
-    )
-
-
-def _queued(job_id: UUID, ahead: int) -> Answer:
-    return Answer(
-        answer=(
+        )
+    else:
+        text = (
             f"queued: {ahead} ahead of it. It starts when one of your running research jobs "
             "or answers ends; call research_result with this job_id later for the answer."
-        ),
+        )
+    return Answer(
+        answer=text,
         citations=[],
         mode="deep",
         extractive=False,
         job_id=str(job_id),
-        status="queued",
+        status=status,
     )
 
 

@@ -66,6 +66,8 @@ def plain_title(value: object, fallback: str) -> str:
     `fallback` when nothing is left (or the title is not text)."""
     if not isinstance(value, str):
         return fallback
+    # Cut before the character pass: a remote's reply may be megabytes, read on the event loop.
+    value = value[: 4 * MAX_REMOTE_TITLE_CHARS]
     spaced = "".join(" " if unicodedata.category(c)[0] in "CZ" and c != " " else c for c in value)
     title = _SPACES.sub(" ", spaced).strip().translate(_UNMARKED)
     return _clip(title, MAX_REMOTE_TITLE_CHARS) if title else fallback
@@ -75,7 +77,9 @@ def plain_text(value: str) -> str:
     """The passage without control, format or surrogate characters (newlines and tabs stay),
     cut to MAX_REMOTE_TEXT_CHARS. Markup stays text: every door already serves passages as
     text, local ones included."""
-    value = value.replace("\r\n", "\n")
+    # Cut before the character pass (removals only shorten it): a remote's reply may be
+    # megabytes, read on the event loop.
+    value = value[: 2 * MAX_REMOTE_TEXT_CHARS].replace("\r\n", "\n")
     kept = "".join(
         c for c in value if c in "\n\t" or unicodedata.category(c) not in {"Cc", "Cf", "Cs"}
     )
