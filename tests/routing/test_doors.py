@@ -271,19 +271,24 @@ async def test_a_session_message_that_could_not_be_used_is_refused_and_stores_no
     assert by_new.json()["error"]["code"] == "validation_error"
 
 
+async def _bound_to_nestjs(http: httpx.AsyncClient, agent: Account) -> Account:
+    """The agent with a key bound to `framework_nestjs`, minted by the admin's `http`."""
+    minted = await http.post(
+        "/api/keys",
+        json={"user_id": str(agent.user.id), "name": "nest", "workspace": "framework_nestjs"},
+    )
+    assert minted.status_code == 201
+    return Account(user=agent.user, key=minted.json()["key"], password=None)
+
+
 async def test_the_single_workspace_search_takes_its_workspace_from_the_key(
     corpus: Running,
 ) -> None:
     admin = await corpus.account("admin")
     agent = await corpus.account("viewer", kind="agent")
     async with _http(corpus, admin) as http:
-        minted = await http.post(
-            "/api/keys",
-            json={"user_id": str(agent.user.id), "name": "nest", "workspace": "framework_nestjs"},
-        )
-        assert minted.status_code == 201
+        bound = await _bound_to_nestjs(http, agent)
         unbound = await http.post("/v1/knowledge/search", json={"query": WORD})
-    bound = Account(user=agent.user, key=minted.json()["key"], password=None)
     async with _http(corpus, bound) as http:
         reply = await http.post("/v1/knowledge/search", json={"query": f"{WORD} providers"})
     assert unbound.status_code == 400
@@ -336,13 +341,8 @@ async def test_a_key_bound_to_a_workspace_sees_the_policy_of_that_workspace_only
     admin = await corpus.account("admin")
     agent = await corpus.account("viewer", kind="agent")
     async with _http(corpus, admin) as http:
-        minted = await http.post(
-            "/api/keys",
-            json={"user_id": str(agent.user.id), "name": "nest", "workspace": "framework_nestjs"},
-        )
-        assert minted.status_code == 201
+        bound = await _bound_to_nestjs(http, agent)
         whole = (await http.get("/api/policy")).json()
-    bound = Account(user=agent.user, key=minted.json()["key"], password=None)
     async with _http(corpus, bound) as http:
         reply = await http.get("/api/policy")
     async with mcp_client(corpus.mcp_url, bound.key) as client:
