@@ -49,6 +49,7 @@ from app.rag.schemas import SNIPPET_CHARS, Answer, AskMode, Citation
 from app.routing import service as routing_service
 from app.routing.service import Routing
 from app.search import service as search_service
+from app.workspaces import service as workspaces_service
 
 logger = logging.getLogger(__name__)
 
@@ -118,7 +119,7 @@ async def prepare(
         # before this call's own transaction opens: one pooled connection at a time.
         workspaces = await routing_service.persona_scope(routing, principal, request.persona)
     async with transaction() as conn:
-        await documents_service.search_scope(conn, principal, workspaces)
+        await workspaces_service.search_scope(conn, principal, workspaces)
         if request.document_ids:
             await documents_service.require_visible(conn, principal, request.document_ids)
         question = Question(

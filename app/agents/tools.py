@@ -122,18 +122,17 @@ async def search_corpus(run: Run, args: SearchArgs) -> str:
 async def read_document(run: Run, args: ReadArgs) -> str:
     _in_scope(run, args.document_id)
     run.step("read", f"read: document {args.document_id}")
-    async with run.transaction() as conn:
-        document = await documents_service.get(conn, run.principal, args.document_id)
-        chunks = await documents_service.chunks(conn, run.principal, args.document_id)
-    assert document is not None  # `chunks` refuses a document the caller may not see
     first = args.chunk_start or 0
     last = args.chunk_end if args.chunk_end is not None else first + READ_CHUNKS - 1
-    chosen = [c for c in chunks if first <= c.ordinal <= last][: READ_CHUNKS * 2]
+    async with run.transaction() as conn:
+        part = await documents_service.read_chunks(
+            conn, run.principal, args.document_id, chunk_start=first, chunk_end=last
+        )
+    document, count = part.document, part.chunk_count
+    chosen = part.chunks[: READ_CHUNKS * 2]
     if not chosen:
-        return f"No chunks {first}..{last}: the document has {len(chunks)} (0..{len(chunks) - 1})."
-    parts = [
-        f"{document.title} — chunks {chosen[0].ordinal}..{chosen[-1].ordinal} of {len(chunks)}"
-    ]
+        return f"No chunks {first}..{last}: the document has {count} (0..{count - 1})."
+    parts = [f"{document.title} — chunks {chosen[0].ordinal}..{chosen[-1].ordinal} of {count}"]
     for chunk in chosen:
         entry = run.ledger.add(
             chunk_id=chunk.id,

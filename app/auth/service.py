@@ -28,7 +28,6 @@ from app.auth.schemas import (
 )
 from app.auth.tokens import KEY_PREFIX_LENGTH, new_api_key
 from app.db.engine import ReadConnection, ShortTransaction, WriteConnection
-from app.documents import service as documents_service
 from app.errors import Forbidden, InvalidCredentials, NotFound, SignupClosed, ValidationFailed
 from app.kit.secrets import sha256
 from app.people import passwords
@@ -37,6 +36,7 @@ from app.people.passwords import Hasher
 from app.people.schemas import Role, User
 from app.sessions import service as sessions_service
 from app.sessions.cookies import CookieSigner
+from app.workspaces import service as workspaces_service
 
 MAX_FAILED_SIGN_INS = 8
 LOCK_FOR = "15 minutes"
@@ -282,7 +282,7 @@ async def create_key(
         raise ValidationFailed("user_id: no such account", details=[{"loc": ["body", "user_id"]}])
     workspace_id = None
     if data.workspace is not None:
-        workspace_id = await documents_service.workspace_id(conn, data.workspace)
+        workspace_id = await workspaces_service.workspace_id(conn, data.workspace)
         if workspace_id is None:
             raise ValidationFailed(
                 f"workspace: no workspace named {data.workspace!r}",

@@ -15,8 +15,6 @@ from app.bench import queries as bench_queries
 from app.bench.evaluation import throwaway_database
 from app.bench.load import Progress, Zipf, _insert_batch, percentiles
 from app.config import Settings
-from app.documents import service as documents_service
-from app.documents.schemas import WorkspaceCreate
 from app.kit.secrets import SecretBox
 from app.rag.embeddings.hash import HashEmbedder
 from app.rag.schemas import SearchRequest
@@ -24,6 +22,8 @@ from app.routing import service as routing_service
 from app.routing.policy import NO_FILE
 from app.routing.schemas import ContextRequest, PersonaUpdate
 from app.search import service as search_service
+from app.workspaces import service as workspaces_service
+from app.workspaces.schemas import WorkspaceCreate
 
 WORKSPACES = 5
 PERSONA = "bench-five"
@@ -60,12 +60,12 @@ async def bench_routing(
         async with db.write() as conn:
             await bench_queries.drop_vector_index(conn)
             for slug in slugs:
-                await documents_service.create_workspace(
+                await workspaces_service.create_workspace(
                     conn, LOCAL_ADMIN, WorkspaceCreate(slug=slug, title=slug)
                 )
         for n, slug in enumerate(slugs):
             async with db.read() as reader:
-                workspace = await documents_service.workspace_id(reader, slug)
+                workspace = await workspaces_service.workspace_id(reader, slug)
             assert workspace is not None
             loaded = 0
             while loaded < chunks_per_workspace:

@@ -28,9 +28,9 @@ from pypdf import PasswordType, PdfReader, apply_configuration
 from pypdf.errors import LimitReachedError
 
 from app.config import Settings
-from app.documents.schemas import MAX_TITLE_CHARS
 from app.errors import AppError, TooLarge, UnsupportedMediaType, ValidationFailed
 from app.kit.markdown import title as markdown_title
+from app.kit.types import MAX_TITLE_CHARS
 
 MARKDOWN = "text/markdown"
 PLAIN_TEXT = "text/plain"

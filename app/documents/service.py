@@ -1,4 +1,4 @@
-"""Documents and workspaces: create (from text or a file), read, list, edit, delete.
+"""Documents: create (from text or a file), read, list, edit, delete.
 
 Every write is one transaction (the caller's): chunks, embeddings, lexemes, postings and the
 BM25 statistics change together, so a failure half-way leaves the previous version intact and
@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Literal
 from uuid import UUID
@@ -19,12 +19,13 @@ from pydantic import ValidationError
 
 from app.access.principal import Principal
 from app.config import Settings
-from app.db.engine import ReadConnection, WriteConnection
+from app.db.engine import ReadConnection, ShortTransaction, WriteConnection
 from app.documents import queries
 from app.documents.convert import clean_title
 from app.documents.schemas import (
     Chunk,
     ChunkPreview,
+    ChunkRange,
     Document,
     DocumentCreate,
     DocumentCreated,
@@ -35,23 +36,17 @@ from app.documents.schemas import (
     LinkingDocument,
     RelatedDocument,
     Visibility,
-    Workspace,
-    WorkspaceCreate,
-    WorkspaceTarget,
-    WorkspaceUpdate,
 )
 from app.documents.worker import Converter
-from app.errors import Conflict, Forbidden, NotFound, TooLarge, ValidationFailed
-from app.kit.addresses import PRIVATE_KINDS, AddressRefused, AddressRules
+from app.errors import NotFound, TooLarge, ValidationFailed
 from app.kit.paging import decode_cursor, keyset_page
-from app.kit.secrets import SecretBox
 from app.kit.updates import changes
 from app.rag import index
 from app.rag.chunking import ChunkPiece
 from app.rag.embeddings.base import Embedder
 from app.schemas import Page
+from app.workspaces import service as workspaces_service
 
-DEFAULT_WORKSPACE = "default"
 MARKDOWN = "text/markdown"
 
 
@@ -71,193 +66,6 @@ def _check_length(settings: Settings, content: str) -> None:
         )
     if not content.strip():
         raise ValidationFailed("content: the document is empty")
-
-
-# --- workspaces -----------------------------------------------------------------------------
-
-
-def _shown(principal: Principal, workspace: Workspace) -> Workspace:
-    """A remote workspace's URL is for admins: to others it would map the network behind the
-    server (docs/SECURITY.md, "Remote workspaces")."""
-    if workspace.remote_url is None or principal.shown("workspaces.manage"):
-        return workspace
-    return workspace.model_copy(update={"remote_url": None})
-
-
-async def list_workspaces(conn: ReadConnection, principal: Principal) -> list[Workspace]:
-    """Every workspace the caller may see: all of them (their names are not secret; their
-    private documents are not counted), or a bound key's own. Only admins see remote URLs."""
-    found = await queries.list_workspaces(conn, scope=principal.workspace_scope)
-    return [_shown(principal, workspace) for workspace in found]
-
-
-def _sealed(box: SecretBox | None, token: str | None) -> bytes | None:
-    if token is None:
-        return None
-    if box is None:
-        raise ValidationFailed("remote_token: this server cannot store secrets here")
-    return box.seal(token)
-
-
-async def _check_remote(addresses: AddressRules | None, url: str | None) -> None:
-    """Raises:
-    ValidationFailed: the rules refuse the URL's host, as resolved now (the connection
-    checks again).
-    """
-    if url is None:
-        return
-    try:
-        await (addresses or AddressRules()).check_url(url)
-    except AddressRefused as exc:
-        hint = ""
-        if exc.kind in PRIVATE_KINDS:
-            hint = " (allowed only with CORPUS_REMOTE_ALLOW_PRIVATE=true)"
-        raise ValidationFailed(
-            f"remote_url: {exc}{hint}", details=[{"loc": ["body", "remote_url"]}]
-        ) from None
-
-
-async def create_workspace(
-    conn: WriteConnection,
-    principal: Principal,
-    data: WorkspaceCreate,
-    *,
-    box: SecretBox | None = None,
-    addresses: AddressRules | None = None,
-) -> Workspace:
-    """A new workspace; a remote one's bearer is sealed with `box`, its URL checked against
-    `addresses` (the strict rules when None).
-
-    Raises:
-        Forbidden: not an admin. Conflict: the slug is taken. ValidationFailed: the remote
-        URL's host is refused.
-    """
-    principal.require(
-        "workspaces.manage", "only admins create workspaces, and not with a key bound to one"
-    )
-    await _check_remote(addresses, data.remote_url)
-    sealed = _sealed(box, data.remote_token)
-    if not await queries.insert_workspace(conn, data, remote_token_encrypted=sealed):
-        raise Conflict(f"a workspace named {data.slug!r} already exists")
-    created = await queries.get_workspace(conn, data.slug)
-    assert created is not None
-    return created
-
-
-async def update_workspace(
-    conn: WriteConnection,
-    principal: Principal,
-    slug: str,
-    data: WorkspaceUpdate,
-    *,
-    box: SecretBox | None = None,
-    addresses: AddressRules | None = None,
-) -> Workspace:
-    """Change a workspace's fields; a new remote URL is checked as at creation.
-
-    Raises:
-        Forbidden: not an admin. NotFound: no such workspace. ValidationFailed: the remote
-        URL's host is refused.
-    """
-    principal.require(
-        "workspaces.manage", "only admins change workspaces, and not with a key bound to one"
-    )
-    await _check_remote(addresses, data.remote_url)
-    sealed = _sealed(box, data.remote_token)
-    # `license: null` is meaningful ("from policy"), so explicitly set fields are all applied.
-    if changes(data, required=("title", "description", "tier")) and not (
-        await queries.update_workspace(conn, slug, data, remote_token_encrypted=sealed)
-    ):
-        raise NotFound(f"no workspace named {slug!r}")
-    workspace = await queries.get_workspace(conn, slug)
-    if workspace is None:
-        raise NotFound(f"no workspace named {slug!r}")
-    return workspace
-
-
-async def workspace_targets(conn: ReadConnection, principal: Principal) -> list[WorkspaceTarget]:
-    """The workspaces the caller may search, with where each lives (for the fan-out): all of
-    them, or a bound key's own."""
-    return await queries.workspace_targets(conn, scope=principal.workspace_scope)
-
-
-async def every_workspace_target(conn: ReadConnection) -> list[WorkspaceTarget]:
-    """Every workspace with where it lives, for a cache that serves every caller: narrow it to
-    one caller with `searchable`."""
-    return await queries.workspace_targets(conn, scope=None)
-
-
-def searchable(principal: Principal, targets: list[WorkspaceTarget]) -> list[WorkspaceTarget]:
-    """The workspaces of `targets` the caller may search: all, or a bound key's own."""
-    scope = principal.workspace_scope
-    return [t for t in targets if scope is None or t.slug == scope]
-
-
-async def workspace_licenses(conn: ReadConnection) -> dict[str, str | None]:
-    """Every workspace's name (names are not secret) and the license an admin set on it (None:
-    from policy): what the policy's layers are applied to."""
-    return {t.slug: t.license for t in await queries.workspace_targets(conn, scope=None)}
-
-
-def _in_scope(principal: Principal, slug: str | None) -> str | None:
-    """The workspace a write goes to: a key bound to one workspace writes there only.
-
-    Raises:
-        Forbidden: a scoped key names another workspace.
-    """
-    scope = principal.workspace_scope
-    if scope is None:
-        return slug
-    if slug is not None and slug != scope:
-        raise Forbidden(f"this API key may write to workspace {scope!r} only")
-    return scope
-
-
-async def workspace_id(conn: ReadConnection, slug: str) -> UUID | None:
-    """The id of the workspace with this slug, or None: for binding an API key to it (an
-    admin's act; workspaces themselves are visible to every caller)."""
-    return (await queries.workspace_ids(conn, [slug])).get(slug)
-
-
-async def _workspace_id(conn: ReadConnection, slug: str | None) -> UUID:
-    slug = slug or DEFAULT_WORKSPACE
-    ids = await queries.workspace_ids(conn, [slug])
-    if slug not in ids:
-        raise ValidationFailed(
-            f"workspace: no workspace named {slug!r}", details=[{"loc": ["body", "workspace"]}]
-        )
-    return ids[slug]
-
-
-async def search_scope(
-    conn: ReadConnection, principal: Principal, slugs: list[str] | None
-) -> list[UUID] | None:
-    """The workspaces a search covers, by id: None for every one the caller may see, else the
-    ones asked for. A key bound to one workspace searches that one, whatever else it asks for.
-    A list that leaves nothing the caller may search (empty, or a bound key's naming only
-    others) is refused, by search and ask alike: searching nothing would answer as if the
-    workspaces held nothing.
-
-    Raises:
-        ValidationFailed: an unbound caller names a workspace that does not exist, or the list
-        names no workspace the caller may search.
-    """
-    wanted = slugs
-    scope = principal.workspace_scope
-    if scope is not None:
-        wanted = [s for s in (slugs if slugs is not None else [scope]) if s == scope]
-    if wanted is None:
-        return None
-    ids = await queries.workspace_ids(conn, wanted)
-    unknown = sorted(set(wanted) - set(ids))
-    if unknown and slugs is not None and scope is None:
-        raise ValidationFailed(f"workspaces: no workspace named {', '.join(unknown)}")
-    if slugs is not None and not ids:
-        raise ValidationFailed("workspaces: names no workspace you may search")
-    return list(ids.values())
-
-
-# --- documents ------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,12 +110,16 @@ async def _write_chunks(
     )
 
 
+def _meta(document: DocumentWithContent) -> Document:
+    return Document.model_validate(document.model_dump(exclude={"content"}))
+
+
 async def _reread(conn: ReadConnection, principal: Principal, document_id: UUID) -> Document:
     document = await queries.get_document(
         conn, principal.user_id, document_id, scope=principal.workspace_scope
     )
     assert document is not None
-    return Document.model_validate(document.model_dump(exclude={"content"}))
+    return _meta(document)
 
 
 async def create(
@@ -334,7 +146,7 @@ async def create(
     _check_length(settings, data.content)
     if data.visibility == "private" and principal.user_id is None:
         raise ValidationFailed("visibility: a private document needs an owner; sign in first")
-    workspace_id = await _workspace_id(conn, _in_scope(principal, data.workspace))
+    workspace_id = await workspaces_service.write_target(conn, principal, data.workspace)
     digest = _sha256(data.content)
     existing = await queries.find_same_content(
         conn, workspace_id=workspace_id, owner_id=principal.user_id, content_sha256=digest
@@ -372,30 +184,33 @@ async def create(
 
 
 @dataclass(frozen=True, slots=True)
-class Upload:
+class FileUpload:
+    """A file as a door received it, with the fields that came with it (a missing title comes
+    from the file, a missing source is its name)."""
+
+    data: bytes
+    filename: str | None
+    content_type: str | None
+    title: str | None = None
+    workspace: str | None = None
+    visibility: Visibility = "org"
+    tags: list[str] = field(default_factory=list)
+    source: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Converted:
     """An uploaded file converted to the document it adds."""
 
     document: DocumentCreate
     media_type: str
 
 
-async def convert_upload(
-    principal: Principal,
-    settings: Settings,
-    *,
-    converter: Converter,
-    data: bytes,
-    filename: str | None,
-    content_type: str | None,
-    title: str | None,
-    workspace: str | None,
-    visibility: Visibility,
-    tags: list[str],
-    source: str | None,
-) -> Upload:
+async def _convert(
+    principal: Principal, settings: Settings, converter: Converter, file: FileUpload
+) -> _Converted:
     """Convert an uploaded file to Markdown (in a worker process, within the conversion
-    bounds). It takes no connection: a file may wait for a worker as long as a deadline, and
-    the pool is everyone's, so the doors open their transaction after this.
+    bounds).
 
     Raises:
         Forbidden: the role may not add documents. TooLarge: over the upload limit or a
@@ -403,23 +218,51 @@ async def convert_upload(
         file cannot be read, or nests too deep.
     """
     _require_editor(principal)
-    if len(data) > settings.max_upload_bytes:
+    if len(file.data) > settings.max_upload_bytes:
         raise TooLarge(f"the file is over the upload limit of {settings.max_upload_mb} MB")
-    converted = await converter.to_markdown(data, filename=filename, content_type=content_type)
+    converted = await converter.to_markdown(
+        file.data, filename=file.filename, content_type=file.content_type
+    )
     # The file's name may carry anything a client sends: clean it as a converted title is.
-    fallback = clean_title(PurePath(filename).stem) if filename else None
+    fallback = clean_title(PurePath(file.filename).stem) if file.filename else None
     try:
         document = DocumentCreate(
-            title=title or converted.title or fallback or "Untitled",
+            title=file.title or converted.title or fallback or "Untitled",
             content=converted.markdown,
-            workspace=workspace,
-            visibility=visibility,
-            tags=tags,
-            source=source or filename,
+            workspace=file.workspace,
+            visibility=file.visibility,
+            tags=file.tags,
+            source=file.source or file.filename,
         )
     except ValidationError as exc:
         raise ValidationFailed.from_pydantic(exc) from None
-    return Upload(document=document, media_type=converted.media_type)
+    return _Converted(document=document, media_type=converted.media_type)
+
+
+async def upload(
+    transaction: ShortTransaction,
+    principal: Principal,
+    embedder: Embedder,
+    settings: Settings,
+    converter: Converter,
+    document: DocumentCreate | FileUpload,
+) -> DocumentCreated:
+    """Add a document sent as text, or as a file converted to Markdown first, at either door.
+
+    The conversion takes no connection: a file may wait for a worker as long as a deadline, and
+    the pool is everyone's, so `transaction` opens only once the document is ready, and `create`
+    adds it there.
+
+    Raises:
+        As `create`; for a file also TooLarge (the upload limit, a conversion bound),
+        UnsupportedMediaType, and ValidationFailed (a file that cannot be read).
+    """
+    media_type = MARKDOWN
+    if isinstance(document, FileUpload):
+        converted = await _convert(principal, settings, converter, document)
+        document, media_type = converted.document, converted.media_type
+    async with transaction() as conn:
+        return await create(conn, principal, embedder, settings, document, media_type=media_type)
 
 
 async def get(
@@ -527,6 +370,42 @@ async def chunk_preview(
     )
 
 
+async def _visible(
+    conn: ReadConnection, principal: Principal, document_id: UUID
+) -> DocumentWithContent:
+    document = await get(conn, principal, document_id)
+    if document is None:
+        raise NotFound("document not found")
+    return document
+
+
+async def read_chunks(
+    conn: ReadConnection,
+    principal: Principal,
+    document_id: UUID,
+    *,
+    chunk_start: int | None = None,
+    chunk_end: int | None = None,
+) -> ChunkRange:
+    """A document with its chunks from `chunk_start` to `chunk_end` (inclusive ordinals, as
+    search hits give them; either end may be left open), none when the range holds none.
+
+    Raises:
+        NotFound: no such document, or not visible to the caller.
+    """
+    document = await _visible(conn, principal, document_id)
+    every = await queries.document_chunks(conn, document_id)
+    first = chunk_start or 0
+    last = chunk_end if chunk_end is not None else len(every) - 1
+    return ChunkRange(
+        document=document,
+        chunk_start=first,
+        chunk_end=last,
+        chunks=[c for c in every if first <= c.ordinal <= last],
+        chunk_count=len(every),
+    )
+
+
 async def read(
     conn: ReadConnection,
     principal: Principal,
@@ -541,30 +420,28 @@ async def read(
     Raises:
         NotFound: no such document, or not visible to the caller; or no chunk in the range.
     """
-    document = await get(conn, principal, document_id)
-    if document is None:
-        raise NotFound("document not found")
-    meta = Document.model_validate(document.model_dump(exclude={"content"}))
     if chunk_start is None and chunk_end is None:
+        document = await _visible(conn, principal, document_id)
         return DocumentText(
-            document=meta,
+            document=_meta(document),
             chunk_start=None,
             chunk_end=None,
             chunk_count=document.chunk_count,
             text=document.content,
         )
-    every = await queries.document_chunks(conn, document_id)
-    first = chunk_start or 0
-    last = chunk_end if chunk_end is not None else len(every) - 1
-    chosen = [c for c in every if first <= c.ordinal <= last]
-    if not chosen:
-        raise NotFound(f"no chunks {first}..{last}: the document has {len(every)}")
+    part = await read_chunks(
+        conn, principal, document_id, chunk_start=chunk_start, chunk_end=chunk_end
+    )
+    if not part.chunks:
+        raise NotFound(
+            f"no chunks {part.chunk_start}..{part.chunk_end}: the document has {part.chunk_count}"
+        )
     return DocumentText(
-        document=meta,
-        chunk_start=first,
-        chunk_end=chosen[-1].ordinal,
-        chunk_count=len(every),
-        text=document.content[chosen[0].start : chosen[-1].end],
+        document=_meta(part.document),
+        chunk_start=part.chunk_start,
+        chunk_end=part.chunks[-1].ordinal,
+        chunk_count=part.chunk_count,
+        text=part.document.content[part.chunks[0].start : part.chunks[-1].end],
     )
 
 
@@ -686,45 +563,35 @@ async def ingest_file(
     content writes nothing.
 
     Raises:
-        UnsupportedMediaType, ValidationFailed, TooLarge: as `convert_upload`.
+        UnsupportedMediaType, ValidationFailed, TooLarge: as `upload` for a file.
     """
     _require_editor(principal)
-    workspace_id = await queries.ensure_workspace(conn, workspace, workspace.title())
+    file = FileUpload(
+        data=data,
+        filename=PurePath(source).name,
+        content_type=None,
+        workspace=workspace,
+        visibility=visibility,
+        tags=tags,
+        source=source,
+    )
+    converted = await _convert(principal, settings, converter, file)
+    workspace_id = await workspaces_service.ensure_workspace(conn, workspace)
     existing = await queries.find_by_source(
         conn, workspace_id=workspace_id, owner_id=principal.user_id, source=source
     )
     if existing is None:
-        upload = await convert_upload(
-            principal,
-            settings,
-            converter=converter,
-            data=data,
-            filename=PurePath(source).name,
-            content_type=None,
-            title=None,
-            workspace=workspace,
-            visibility=visibility,
-            tags=tags,
-            source=source,
-        )
         created = await create(
-            conn, principal, embedder, settings, upload.document, media_type=upload.media_type
+            conn, principal, embedder, settings, converted.document, media_type=converted.media_type
         )
         outcome: IngestOutcome = "unchanged" if created.unchanged else "added"
         return outcome, Document.model_validate(created.model_dump(exclude={"unchanged"}))
-    if len(data) > settings.max_upload_bytes:
-        raise TooLarge(f"the file is over the upload limit of {settings.max_upload_mb} MB")
-    converted = await converter.to_markdown(data, filename=PurePath(source).name, content_type=None)
+    content = converted.document.content
     row = await queries.document_row(conn, existing)
     assert row is not None
-    if row.content_sha256 == _sha256(converted.markdown):
+    if row.content_sha256 == _sha256(content):
         return "unchanged", await _reread(conn, principal, existing)
     updated = await update(
-        conn,
-        principal,
-        embedder,
-        settings,
-        existing,
-        DocumentUpdate(content=converted.markdown, tags=tags),
+        conn, principal, embedder, settings, existing, DocumentUpdate(content=content, tags=tags)
     )
     return "updated", updated

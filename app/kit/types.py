@@ -1,5 +1,5 @@
-"""Identifier types every door and domain reads the same way: slugs (workspaces, personas) and
-tags."""
+"""Types every door and domain reads the same way: slugs (workspaces, personas), tags and
+titles (documents, workspaces)."""
 
 from __future__ import annotations
 
@@ -21,4 +21,9 @@ Tag = Annotated[
         strip_whitespace=True, to_lower=True, min_length=1, max_length=64, pattern=r"^[^,\s]+$"
     ),
     NoNul,
+]
+
+MAX_TITLE_CHARS = 500
+Title = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE_CHARS), NoNul
 ]

@@ -191,27 +191,21 @@ class Tools:
         principal = _caller()
         if (content is None) == (content_base64 is None):
             raise ValidationFailed("send either content or content_base64")
-        current = self._resources()
+        document: DocumentCreate | documents_service.FileUpload
         if content is not None:
-            data = DocumentCreate(
+            document = DocumentCreate(
                 title=title,
                 content=content,
                 workspace=workspace,
                 visibility=visibility,
                 tags=tags or [],
             )
-            media_type = documents_service.MARKDOWN
         else:
             try:
                 raw = base64.b64decode(content_base64 or "", validate=True)
             except (binascii.Error, ValueError):
                 raise ValidationFailed("content_base64 is not base64") from None
-            # Converted before the transaction opens: a file may wait for a worker, and must
-            # not hold a pooled connection meanwhile.
-            upload = await documents_service.convert_upload(
-                principal,
-                current.settings,
-                converter=current.converter,
+            document = documents_service.FileUpload(
                 data=raw,
                 filename=filename,
                 content_type=None,
@@ -219,13 +213,16 @@ class Tools:
                 workspace=workspace,
                 visibility=visibility,
                 tags=tags or [],
-                source=filename,
             )
-            data, media_type = upload.document, upload.media_type
-        async with self._writing() as (conn, current):
-            return await documents_service.create(
-                conn, principal, current.embedder, current.settings, data, media_type=media_type
-            )
+        current = self._resources()
+        return await documents_service.upload(
+            current.db.write,
+            principal,
+            current.embedder,
+            current.settings,
+            current.converter,
+            document,
+        )
 
     @_listed("List documents", READS)
     async def list_documents(

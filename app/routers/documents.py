@@ -33,7 +33,6 @@ from app.documents.schemas import (
     DocumentWithContent,
     LinkingDocument,
     RelatedDocument,
-    Title,
     Visibility,
 )
 from app.errors import (
@@ -43,7 +42,7 @@ from app.errors import (
     UnsupportedMediaType,
     ValidationFailed,
 )
-from app.kit.types import Slug, Tag
+from app.kit.types import Slug, Tag, Title
 from app.schemas import Page
 
 router = APIRouter(prefix="/api/documents", tags=["documents"], responses=PRINCIPAL_ERRORS)
@@ -146,9 +145,9 @@ async def create_document(
     """Add a document from JSON `{title, content, ...}` or an uploaded file (multipart)."""
     _may_write(principal)
     content_type = request.headers.get("content-type", "")
-    # app.middleware bounds the body (CORPUS_MAX_UPLOAD_MB) while it is read here. The
-    # request's one transaction opens once the document is ready: a file may wait for a
-    # conversion worker, and must not hold a pooled connection meanwhile.
+    # app.middleware bounds the body (CORPUS_MAX_UPLOAD_MB) while it is read here; the
+    # service opens the request's one transaction once the document is ready.
+    document: DocumentCreate | documents_service.FileUpload
     if content_type.startswith("multipart/form-data"):
         async with request.form(max_files=1, max_fields=10) as form:
             upload = form.get("file")
@@ -159,28 +158,22 @@ async def create_document(
                 parsed = UploadFields.model_validate(fields)
             except ValidationError as exc:
                 raise _invalid(exc, "body") from exc
-            converted = await documents_service.convert_upload(
-                principal,
-                settings,
-                converter=get_resources(request).converter,
+            document = documents_service.FileUpload(
                 data=await upload.read(settings.max_upload_bytes + 1),
                 filename=upload.filename,
                 content_type=upload.content_type,
                 **parsed.model_dump(),
             )
-        document, media_type = converted.document, converted.media_type
     elif content_type.startswith("application/json") or not content_type:
         try:
             document = DocumentCreate.model_validate_json(await request.body())
         except ValidationError as exc:
             raise _invalid(exc, "body") from exc
-        media_type = documents_service.MARKDOWN
     else:
         raise UnsupportedMediaType("send JSON or multipart/form-data with a `file` part")
-    async with transaction() as conn:
-        created = await documents_service.create(
-            conn, principal, embedder, settings, document, media_type=media_type
-        )
+    created = await documents_service.upload(
+        transaction, principal, embedder, settings, get_resources(request).converter, document
+    )
     if created.unchanged:
         response.status_code = status.HTTP_200_OK
     return created

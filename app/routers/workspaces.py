@@ -5,10 +5,10 @@ from __future__ import annotations
 from fastapi import APIRouter, status
 
 from app.deps import PRINCIPAL_ERRORS, AppResources, CurrentPrincipal, ReadConn, WriteConn
-from app.documents import service as documents_service
-from app.documents.schemas import Workspace, WorkspaceCreate, WorkspaceUpdate
 from app.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from app.schemas import Page
+from app.workspaces import service as workspaces_service
+from app.workspaces.schemas import Workspace, WorkspaceCreate, WorkspaceUpdate
 
 router = APIRouter(prefix="/api/workspaces", tags=["workspaces"], responses=PRINCIPAL_ERRORS)
 
@@ -16,7 +16,7 @@ router = APIRouter(prefix="/api/workspaces", tags=["workspaces"], responses=PRIN
 @router.get("", response_model=Page[Workspace], operation_id="listWorkspaces")
 async def list_workspaces(principal: CurrentPrincipal, conn: ReadConn) -> Page[Workspace]:
     """List the workspaces (a remote one's URL for admins only)."""
-    items = await documents_service.list_workspaces(conn, principal)
+    items = await workspaces_service.list_workspaces(conn, principal)
     return Page[Workspace](items=items)
 
 
@@ -31,7 +31,7 @@ async def create_workspace(
     data: WorkspaceCreate, principal: CurrentPrincipal, conn: WriteConn, resources: AppResources
 ) -> Workspace:
     """Create a workspace (admins); a remote one names its base URL and bearer."""
-    return await documents_service.create_workspace(
+    return await workspaces_service.create_workspace(
         conn, principal, data, box=resources.box, addresses=resources.addresses
     )
 
@@ -54,6 +54,6 @@ async def update_workspace(
     resources: AppResources,
 ) -> Workspace:
     """Change a workspace's title, description, license, tier or remote endpoint (admins)."""
-    return await documents_service.update_workspace(
+    return await workspaces_service.update_workspace(
         conn, principal, slug, data, box=resources.box, addresses=resources.addresses
     )

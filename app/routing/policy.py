@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.config import RoutingMode
-from app.documents.schemas import LICENSE_PATTERN
 from app.errors import ValidationFailed
 from app.kit.types import SLUG_PATTERN
 from app.routing import builtin
 from app.routing.schemas import LicenseEntry, LicenseSource, PersonaEntry, Policy
+from app.workspaces.schemas import LICENSE_PATTERN
 
 _SLUG = re.compile(SLUG_PATTERN)
 _LICENSE = re.compile(LICENSE_PATTERN)

@@ -23,8 +23,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from app.documents.schemas import MAX_TITLE_CHARS
 from app.kit.addresses import AddressRefused
+from app.kit.types import MAX_TITLE_CHARS
 from app.routing.context import Passage
 
 logger = logging.getLogger(__name__)

@@ -25,8 +25,6 @@ from app.access.principal import Principal
 from app.audit import service as audit_service
 from app.config import Settings
 from app.db.engine import Database, ReadConnection, WriteConnection
-from app.documents import service as documents_service
-from app.documents.schemas import WorkspaceTarget
 from app.errors import BadRequest, NotFound, ValidationFailed
 from app.kit import outbound
 from app.kit.addresses import AddressRules
@@ -55,6 +53,8 @@ from app.routing.schemas import (
     Source,
 )
 from app.search import service as search_service
+from app.workspaces import service as workspaces_service
+from app.workspaces.schemas import WorkspaceTarget
 
 # The last user message of a session, for `POST /api/context` by session alone: kept per
 # process, like the search cache (a client asks the replica it told, or sends the query). Each
@@ -256,7 +256,7 @@ async def _layers(conn: ReadConnection, routing: Routing) -> Layers:
         default_persona=routing.settings.default_persona or None,
         file=routing.file,
         admin=await queries.admin_personas(conn),
-        workspaces=await documents_service.workspace_licenses(conn),
+        workspaces=await workspaces_service.workspace_licenses(conn),
     )
 
 
@@ -460,7 +460,7 @@ async def _snapshot(routing: Routing, *, fresh: bool = False) -> _Snapshot:
     epoch = routing.snapshot_epoch
     async with routing.db.read() as conn:
         admin = await queries.admin_personas(conn)
-        targets = await documents_service.every_workspace_target(conn)
+        targets = await workspaces_service.every_workspace_target(conn)
     snapshot = _Snapshot(admin, targets, time.monotonic() + routing.settings.cache_ttl_s)
     # A change notified while this was read may not be in it: then it serves this request only.
     if routing.snapshot_epoch == epoch:
@@ -490,7 +490,7 @@ async def _planned(
     resolved = policy.resolve_persona(
         personas, explicit=persona, bound=principal.persona, default=layers.default_persona
     )
-    targets = {t.slug: t for t in documents_service.searchable(principal, snapshot.targets)}
+    targets = {t.slug: t for t in workspaces_service.searchable(principal, snapshot.targets)}
     route = policy.route(layers, resolved, list(targets), merged=personas)
     return _Plan(layers, resolved, route, targets)
 
@@ -666,9 +666,9 @@ async def routed_workspaces(
     """
     principal.require("search", "your role may not search")
     layers = await _layers(conn, routing)
-    targets = {t.slug: t for t in await documents_service.workspace_targets(conn, principal)}
+    targets = {t.slug: t for t in await workspaces_service.workspace_targets(conn, principal)}
     items = []
-    for workspace in await documents_service.list_workspaces(conn, principal):
+    for workspace in await workspaces_service.list_workspaces(conn, principal):
         entry = policy.license_of(layers, workspace.slug)
         items.append(
             RoutedWorkspace(

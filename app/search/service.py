@@ -15,13 +15,13 @@ from pydantic import ValidationError
 from app.access.principal import Principal
 from app.config import Settings
 from app.db.engine import ReadConnection, SideReads, WriteConnection
-from app.documents import service as documents_service
 from app.errors import ValidationFailed
 from app.rag import extractive, retrieval
 from app.rag.embeddings.base import Embedder
 from app.rag.schemas import Answer, SearchHit, SearchRequest, SearchResult
 from app.search import queries
 from app.search.schemas import Gap, Gaps
+from app.workspaces import service as workspaces_service
 
 logger = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ async def rank(
     """
     principal.require("search", "your role may not search")
     query = checked_query(settings, request.query)
-    workspace_ids = await documents_service.search_scope(conn, principal, request.workspaces)
+    workspace_ids = await workspaces_service.search_scope(conn, principal, request.workspaces)
     return await retrieval.run(
         conn,
         embedder,

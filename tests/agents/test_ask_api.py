@@ -13,7 +13,9 @@ import httpx
 
 from app.access.principal import LOCAL_ADMIN
 from app.documents import service as documents_service
-from app.documents.schemas import DocumentCreate, WorkspaceCreate
+from app.documents.schemas import DocumentCreate
+from app.workspaces import service as workspaces_service
+from app.workspaces.schemas import WorkspaceCreate
 from tests.accounts import Account
 from tests.agents.conftest import World
 from tests.agents.scripted import Call, Reply, calling, in_order, scripted, tool_call
@@ -233,7 +235,7 @@ async def test_a_persona_scopes_the_question_to_its_workspaces_and_an_unknown_on
     resources = world.corpus.app.state.resources
     written = {}
     async with world.corpus.db.write() as conn:
-        await documents_service.create_workspace(
+        await workspaces_service.create_workspace(
             conn, LOCAL_ADMIN, WorkspaceCreate(slug="ops", title="Operations")
         )
         for workspace in ("ops", "default"):
@@ -266,7 +268,7 @@ async def test_an_ask_or_search_limited_to_no_workspace_the_caller_may_search_is
     world: World,
 ) -> None:
     async with world.corpus.db.write() as conn:
-        await documents_service.create_workspace(
+        await workspaces_service.create_workspace(
             conn, LOCAL_ADMIN, WorkspaceCreate(slug="bound-ask", title="Bound ask")
         )
     async with _client(world, world.admin) as admin:

@@ -17,8 +17,8 @@ import httpx
 from app.access.principal import LOCAL_ADMIN
 from app.auth import service as auth_service
 from app.auth.schemas import ApiKeyCreate
-from app.documents import service as documents_service
-from app.documents.schemas import WorkspaceCreate
+from app.workspaces import service as workspaces_service
+from app.workspaces.schemas import WorkspaceCreate
 from tests.accounts import Account
 from tests.agents.conftest import World
 from tests.agents.scripted import Call, Reply, calling, scripted, tool_call
@@ -54,7 +54,7 @@ async def _person(world: World) -> Person:
     workspace = f"alpha-{uuid.uuid4().hex[:8]}"
     secret = f"staging root password {uuid.uuid4().hex[:12]}"
     async with corpus.db.write() as conn:
-        await documents_service.create_workspace(
+        await workspaces_service.create_workspace(
             conn, LOCAL_ADMIN, WorkspaceCreate(slug=workspace, title="Alpha")
         )
         bound = await auth_service.create_key(

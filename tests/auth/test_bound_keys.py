@@ -19,8 +19,10 @@ from app.access.principal import LOCAL_ADMIN
 from app.auth import service as auth_service
 from app.db.engine import ReadConnection, WriteConnection
 from app.documents import service as documents_service
-from app.documents.schemas import DocumentCreate, WorkspaceCreate
+from app.documents.schemas import DocumentCreate
 from app.rag.embeddings import make_embedder
+from app.workspaces import service as workspaces_service
+from app.workspaces.schemas import WorkspaceCreate
 from tests.accounts import Account, make_account
 from tests.mcp.conftest import mcp_client
 from tests.running import Running, run_fresh_corpus
@@ -50,7 +52,7 @@ async def bound(server_url: str, data_dir: Path) -> AsyncIterator[Bound]:
         async with corpus.db.write() as raw:
             conn = WriteConnection(ReadConnection(raw))
             for slug in ("alpha", "beta"):
-                await documents_service.create_workspace(
+                await workspaces_service.create_workspace(
                     conn, LOCAL_ADMIN, WorkspaceCreate(slug=slug, title=slug.title())
                 )
             embedder = make_embedder(corpus.settings)

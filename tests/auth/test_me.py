@@ -10,8 +10,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app.access.capabilities import Role
 from app.access.principal import LOCAL_ADMIN
 from app.db.engine import ReadConnection, WriteConnection
-from app.documents import service as documents_service
-from app.documents.schemas import WorkspaceCreate
+from app.workspaces import service as workspaces_service
+from app.workspaces.schemas import WorkspaceCreate
 from tests.accounts import make_account, sign_in
 
 ADMIN_ACTIONS = [
@@ -50,7 +50,7 @@ async def test_me_lists_the_actions_the_role_allows_in_the_tables_order(
 async def test_a_key_bound_to_a_workspace_lists_only_the_actions_inside_it(
     client: httpx.AsyncClient, conn: AsyncConnection
 ) -> None:
-    await documents_service.create_workspace(
+    await workspaces_service.create_workspace(
         WriteConnection(ReadConnection(conn)),
         LOCAL_ADMIN,
         WorkspaceCreate(slug="alpha", title="Alpha"),

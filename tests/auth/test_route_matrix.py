@@ -18,9 +18,11 @@ from app.access.principal import LOCAL_ADMIN
 from app.auth import service as auth_service
 from app.db.engine import ReadConnection, WriteConnection
 from app.documents import service as documents_service
-from app.documents.schemas import DocumentCreate, WorkspaceCreate
+from app.documents.schemas import DocumentCreate
 from app.routing import service as routing_service
 from app.routing.schemas import PersonaUpdate
+from app.workspaces import service as workspaces_service
+from app.workspaces.schemas import WorkspaceCreate
 from tests.accounts import PASSWORD, Account, make_account
 
 CALLERS = ("anonymous", "viewer", "editor", "admin", "agent", "revoked")
@@ -431,7 +433,7 @@ def test_the_bound_key_column_covers_every_route_of_the_matrix() -> None:
 async def test_a_key_bound_to_another_workspace_gets_the_expected_status(
     client: httpx.AsyncClient, conn: AsyncConnection, world: World
 ) -> None:
-    await documents_service.create_workspace(
+    await workspaces_service.create_workspace(
         WriteConnection(ReadConnection(conn)),
         LOCAL_ADMIN,
         WorkspaceCreate(slug="elsewhere", title="Elsewhere"),

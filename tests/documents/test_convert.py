@@ -24,8 +24,8 @@ from app.documents.convert import (
     clean_title,
     to_markdown,
 )
-from app.documents.schemas import MAX_TITLE_CHARS
 from app.errors import TooLarge, UnsupportedMediaType, ValidationFailed
+from app.kit.types import MAX_TITLE_CHARS
 from app.rag.chunking import chunk_markdown
 
 

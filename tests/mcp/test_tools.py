@@ -20,10 +20,10 @@ from sqlalchemy import text
 
 from app.access.principal import LOCAL_ADMIN
 from app.auth import service as auth_service
-from app.documents import service as documents_service
-from app.documents.schemas import WorkspaceCreate
 from app.main import create_app
 from app.people import service as people_service
+from app.workspaces import service as workspaces_service
+from app.workspaces.schemas import WorkspaceCreate
 from tests.accounts import HASHER, Account
 from tests.mcp.conftest import mcp_client
 from tests.running import Running
@@ -109,7 +109,7 @@ async def _questions(corpus: Running, account: Account) -> list[str]:
 async def _workspace(corpus: Running) -> str:
     slug = f"ws-{uuid.uuid4().hex[:8]}"
     async with corpus.db.write() as conn:
-        await documents_service.create_workspace(
+        await workspaces_service.create_workspace(
             conn, LOCAL_ADMIN, WorkspaceCreate(slug=slug, title="MCP tests")
         )
     return slug
