@@ -1,5 +1,5 @@
 """Search and ask, as both doors offer them: the request checked, its workspaces resolved through
-the documents service, the ranking (`app.rag.retrieval`) run, and the question recorded with
+the workspaces service, the ranking (`app.rag.retrieval`) run, and the question recorded with
 the door it came through. A question that finds nothing is a documentation gap."""
 
 from __future__ import annotations
