@@ -216,7 +216,7 @@ async def session_principal(
     Raises:
         Unauthorized: no credential. Forbidden: a key or token, or a temporary password.
     """
-    if principal.door != "session":
+    if principal.credential != "session":
         raise Forbidden("sign in with your password for this: a key or token may not")
     return principal
 

@@ -18,8 +18,8 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app import housekeeping
-from app.agents.jobs import Jobs
 from app.agents.models import make_models
+from app.asking.jobs import Jobs
 from app.asking.limits import AnswerLimits
 from app.config import Settings, get_settings
 from app.db import embedded, migrate

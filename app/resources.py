@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from app.agents.jobs import Jobs
 from app.agents.models import Models
+from app.asking.answering import Asking
+from app.asking.jobs import Jobs
 from app.asking.limits import AnswerLimits
 from app.config import Settings
 from app.db.engine import Database
@@ -51,3 +52,15 @@ class Resources:
     addresses: AddressRules
     # The OpenID Connect provider's client; None unless OIDC is configured.
     oidc: StarletteOAuth2App | None = None
+
+    def asking(self) -> Asking:
+        """What a run needs from the process, the same for every door: each of its calls opens
+        a short transaction of its own, so a run holds no connection while the model thinks."""
+        return Asking(
+            settings=self.settings,
+            embedder=self.embedder,
+            models=self.models,
+            transaction=self.db.write,
+            limits=self.limits,
+            routing=self.routing,
+        )

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 
-from app.asking.schemas import RunMode
-from app.rag.schemas import AskMode
+from app.agents.schemas import AskMode, RunMode
 
 _COMPARATIVE = re.compile(
     r"\b(compare[sd]?|comparing|comparison|versus|vs\.?|differences?\s+between|"

@@ -27,8 +27,9 @@ from app.errors import ValidationFailed
 from app.rag import index, retrieval
 from app.rag.embeddings import make_embedder
 from app.rag.embeddings.base import Embedder
-from app.rag.schemas import SearchMode, SearchRequest
+from app.rag.schemas import SearchMode
 from app.search import service as search_service
+from app.search.schemas import SearchRequest
 
 MODES: tuple[SearchMode, ...] = ("dense", "keyword", "hybrid")
 

@@ -38,8 +38,9 @@ from app.rag.chunking import ChunkPiece, count_tokens
 from app.rag.embeddings import make_embedder
 from app.rag.embeddings.base import Embedder
 from app.rag.embeddings.hash import HashEmbedder
-from app.rag.schemas import SearchMode, SearchRequest
+from app.rag.schemas import SearchMode
 from app.search import service as search_service
+from app.search.schemas import SearchRequest
 
 MODES: tuple[SearchMode, ...] = ("dense", "keyword", "hybrid")
 # Words per query: the short ones a search box gets, and the natural ones of a question or a

@@ -19,11 +19,11 @@ from app.documents import service as documents_service
 from app.documents.schemas import WorkspaceCreate
 from app.kit.secrets import SecretBox
 from app.rag.embeddings.hash import HashEmbedder
-from app.rag.schemas import SearchRequest
 from app.routing import service as routing_service
 from app.routing.policy import NO_FILE
 from app.routing.schemas import ContextRequest, PersonaUpdate
 from app.search import service as search_service
+from app.search.schemas import SearchRequest
 
 WORKSPACES = 5
 PERSONA = "bench-five"

@@ -32,7 +32,6 @@ from app.kit import outbound
 from app.kit.addresses import AddressRules
 from app.kit.secrets import SecretBox
 from app.rag.embeddings.base import Embedder
-from app.rag.schemas import SearchRequest
 from app.routing import context, policy, queries, remote
 from app.routing.cache import SearchCache
 from app.routing.context import Passage
@@ -55,6 +54,7 @@ from app.routing.schemas import (
     Source,
 )
 from app.search import service as search_service
+from app.search.schemas import SearchRequest
 
 # The last user message of a session, for `POST /api/context` by session alone: kept per
 # process, like the search cache (a client asks the replica it told, or sends the query). Each

@@ -6,7 +6,8 @@ import asyncio
 from collections.abc import Sequence
 
 from app.agents import tools
-from app.asking.schemas import DoneEvent, ModeEvent, Step, TokenEvent
+from app.agents.schemas import Step, TokenEvent
+from app.asking.schemas import DoneEvent, ModeEvent
 from app.documents import service as documents_service
 from app.documents.schemas import DocumentCreate, DocumentFilters
 from tests.agents.conftest import World, run
