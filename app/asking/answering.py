@@ -29,7 +29,7 @@ from app.agents.models import ModelError, Models, classify
 from app.agents.nodes import AgentSpec
 from app.agents.routing import route
 from app.agents.run import Budget, Run
-from app.agents.schemas import SNIPPET_CHARS, AskMode, Citation, RunMode, Step, Writes
+from app.agents.schemas import SNIPPET_CHARS, AskMode, RunMode, Step, Writes
 from app.asking import extractive, records
 from app.asking.limits import AnswerLimits
 from app.asking.schemas import Answer, DoneEvent, ErrorEvent, Event, ModeEvent
@@ -317,17 +317,14 @@ async def _finish(
             best_similarity=run.ledger.best_similarity,
             hit_count=len(retrieved),
         )
-        return await _done(
-            conn,
-            principal,
-            question,
-            run,
-            mode,
-            checked.text,
-            checked.citations,
-            fell_back=fell_back,
+        answer = Answer(
+            answer=checked.text,
+            citations=checked.citations,
+            mode=mode,
             extractive=False,
+            fell_back=fell_back,
         )
+        return await _done(conn, question, run, mode, answer)
 
 
 async def _extractive(
@@ -356,52 +353,33 @@ async def _extractive(
             door=door,
             document_ids=question.document_ids,
         )
-        result = extractive.answer(found.hits, mode=mode)
-        return await _done(
-            conn,
-            principal,
-            question,
-            run,
-            mode,
-            result.answer,
-            result.citations,
-            fell_back=False,
-            extractive=True,
-        )
+        return await _done(conn, question, run, mode, extractive.answer(found.hits, mode=mode))
 
 
 async def _done(
-    conn: WriteConnection,
-    principal: Principal,
-    question: Question,
-    run: Run,
-    mode: RunMode,
-    text: str,
-    cited: list[Citation],
-    *,
-    fell_back: bool,
-    extractive: bool,
+    conn: WriteConnection, question: Question, run: Run, mode: RunMode, answer: Answer
 ) -> DoneEvent:
-    """The run's last event; in a chat, the turn is kept in the same transaction."""
+    """The run's last event, carrying `answer`; in a chat, the turn is kept in the same
+    transaction."""
     chat_id = question.chat_id
     if question.in_chat:
         chat_id = await records.record_turn(
             conn,
-            principal,
+            run.principal,
             question.chat_id,
             question=question.text,
-            answer=text,
+            answer=answer.answer,
             mode=mode,
-            citations=cited,
+            citations=answer.citations,
             trace=run.trace,
             read_chunks=list(run.ledger.by_chunk),
         )
     return DoneEvent(
-        answer=text,
-        citations=cited,
+        answer=answer.answer,
+        citations=answer.citations,
         mode=mode,
-        fell_back=fell_back,
-        extractive=extractive,
+        fell_back=answer.fell_back,
+        extractive=answer.extractive,
         chat_id=chat_id,
         trace_id=run.trace_id,
     )
