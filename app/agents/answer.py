@@ -23,9 +23,9 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from app.access.principal import Principal
 from app.agents import citations, prompts
 from app.agents.graph import deep_graph, react_graph
+from app.agents.mode import choose_mode as route
 from app.agents.models import ModelError, Models, classify
 from app.agents.nodes import AgentSpec
-from app.agents.routing import route
 from app.agents.run import Budget, Run
 from app.asking import service as asking_service
 from app.asking.limits import AnswerLimits
@@ -47,7 +47,7 @@ from app.rag import extractive
 from app.rag.embeddings.base import Embedder
 from app.rag.schemas import SNIPPET_CHARS, Answer, AskMode, Citation
 from app.routing import service as routing_service
-from app.routing.service import Routing
+from app.routing.state import RoutingState as Routing
 from app.search import service as search_service
 
 logger = logging.getLogger(__name__)
