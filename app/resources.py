@@ -16,7 +16,7 @@ from app.kit.addresses import AddressRules
 from app.kit.secrets import SecretBox
 from app.people.passwords import Hasher
 from app.rag.embeddings.base import Embedder
-from app.routing.service import Routing
+from app.routing.state import RoutingState
 from app.sessions.cookies import CookieSigner
 from app.throttle import Throttle
 
@@ -47,7 +47,7 @@ class Resources:
     # Each person's runs and research jobs at once, and the process's model calls at once.
     limits: AnswerLimits
     # Multi-corpus routing: the policy file's layer, the search cache, remote workspaces' client.
-    routing: Routing
+    routing: RoutingState
     # Where the server may connect to an address it is given (remote workspaces).
     addresses: AddressRules
     # The OpenID Connect provider's client; None unless OIDC is configured.

@@ -25,9 +25,9 @@ from pydantic import ValidationError
 from app.access.principal import Principal
 from app.agents import citations, prompts
 from app.agents.graph import deep_graph, react_graph
+from app.agents.mode import choose_mode
 from app.agents.models import ModelError, Models, classify
 from app.agents.nodes import AgentSpec
-from app.agents.routing import route
 from app.agents.run import Budget, Run
 from app.agents.schemas import SNIPPET_CHARS, AskMode, RunMode, Step, Writes
 from app.asking import extractive, records
@@ -38,7 +38,7 @@ from app.db.engine import ShortTransaction, WriteConnection
 from app.documents import service as documents_service
 from app.errors import AppError, ValidationFailed
 from app.rag.embeddings.base import Embedder
-from app.routing.service import Routing
+from app.routing.state import RoutingState
 from app.search import service as search_service
 from app.search.schemas import Door, SearchRequest
 
@@ -57,7 +57,7 @@ class Asking:
     transaction: ShortTransaction
     limits: AnswerLimits
     # The persona routing policy, which gives a persona's workspaces.
-    routing: Routing
+    routing: RoutingState
 
 
 @dataclass(frozen=True)
@@ -181,7 +181,7 @@ async def _run(
     door: Door,
     emit: Callable[[Event | None], None],
 ) -> DoneEvent:
-    mode, reason = route(question.mode, question.text)
+    mode, reason = choose_mode(question.mode, question.text)
     if question.persona:
         reason += f"; persona {question.persona!r}: {', '.join(question.workspaces or [])}"
     emit(ModeEvent(mode=mode, reason=reason))

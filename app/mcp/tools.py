@@ -41,6 +41,7 @@ from app.errors import AppError, ValidationFailed
 from app.mcp.provider import CallerToken
 from app.rag.schemas import SearchMode
 from app.resources import Resources
+from app.routing import admin as routing_admin
 from app.routing import service as routing_service
 from app.routing.schemas import (
     MAX_TOKEN_BUDGET,
@@ -335,7 +336,7 @@ class Tools:
         entry came from: builtin, file or admin."""
         principal = _caller()
         async with self._reading() as (conn, current):
-            return await routing_service.effective_policy(
+            return await routing_admin.effective_policy(
                 conn, current.routing, principal, persona=persona
             )
 

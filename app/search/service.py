@@ -18,7 +18,7 @@ from app.db.engine import ReadConnection, SideReads, WriteConnection
 from app.documents import service as documents_service
 from app.errors import ValidationFailed
 from app.rag import retrieval
-from app.rag.embeddings.base import Embedder
+from app.rag.embeddings.base import Embedder, QueryEmbedder
 from app.rag.schemas import SearchHit
 from app.search import queries
 from app.search.schemas import Door, Gap, Gaps, SearchRequest, SearchResult
@@ -46,7 +46,7 @@ def checked_query(settings: Settings, text: str, *, name: str = "query") -> str:
 async def rank(
     conn: ReadConnection,
     principal: Principal,
-    embedder: Embedder,
+    embedder: QueryEmbedder,
     settings: Settings,
     request: SearchRequest,
     *,
@@ -109,7 +109,7 @@ async def record_question(
 async def search(
     conn: WriteConnection,
     principal: Principal,
-    embedder: Embedder,
+    embedder: QueryEmbedder,
     settings: Settings,
     request: SearchRequest,
     *,

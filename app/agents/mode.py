@@ -16,7 +16,7 @@ _COMPARATIVE = re.compile(
 LONG_BRIEF_WORDS = 60
 
 
-def route(mode: AskMode, question: str) -> tuple[RunMode, str]:
+def choose_mode(mode: AskMode, question: str) -> tuple[RunMode, str]:
     """The mode a question runs in, and the reason for it."""
     if mode == "fast":
         return "fast", "fast mode was asked for"
