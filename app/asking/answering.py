@@ -29,10 +29,20 @@ from app.agents.mode import choose_mode
 from app.agents.models import ModelError, Models, classify
 from app.agents.nodes import AgentSpec
 from app.agents.run import Budget, Run
-from app.agents.schemas import SNIPPET_CHARS, AskMode, RunMode, Step, Writes
+from app.agents.schemas import SNIPPET_CHARS
 from app.asking import extractive, records
 from app.asking.limits import AnswerLimits
-from app.asking.schemas import Answer, DoneEvent, ErrorEvent, Event, ModeEvent
+from app.asking.schemas import (
+    Answer,
+    AskMode,
+    DoneEvent,
+    ErrorEvent,
+    Event,
+    ModeEvent,
+    RunMode,
+    Step,
+    Writes,
+)
 from app.config import Settings
 from app.db.engine import ShortTransaction, WriteConnection
 from app.documents import service as documents_service

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.agents.schemas import Citation
-from app.asking.schemas import Answer
+from app.asking.schemas import Answer, Citation
 from app.rag.schemas import SearchHit
 
 NOTE = (

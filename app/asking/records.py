@@ -8,10 +8,9 @@ from __future__ import annotations
 from uuid import UUID
 
 from app.access.principal import Principal
-from app.agents.schemas import Citation, Step
 from app.asking import queries
 from app.asking.limits import JOB_RETRY_AFTER_S
-from app.asking.schemas import Answer
+from app.asking.schemas import Answer, Citation, Step
 from app.db.engine import WriteConnection
 from app.errors import NotFound, RateLimited, ValidationFailed
 

@@ -13,6 +13,29 @@ from app.agents.schemas import AskMode, Citation, RunMode, Step, TokenEvent, Wri
 from app.kit.types import Slug
 from app.schemas import PlainText
 
+# Asking's API, the agents' shapes in it included: the doors import all of it from here.
+__all__ = [
+    "EVENT_NAMES",
+    "Answer",
+    "AnswerStatus",
+    "AskMode",
+    "AskRequest",
+    "Chat",
+    "ChatMessage",
+    "ChatWithMessages",
+    "Citation",
+    "DoneEvent",
+    "ErrorEvent",
+    "Event",
+    "JobStatus",
+    "ModeEvent",
+    "ResearchJob",
+    "RunMode",
+    "Step",
+    "TokenEvent",
+    "Writes",
+]
+
 
 class AskRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")

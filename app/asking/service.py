@@ -17,12 +17,12 @@ from typing import Any
 from uuid import UUID
 
 from app.access.principal import Principal
-from app.agents.schemas import AskMode
 from app.asking import answering, queries, records
 from app.asking.answering import Asking, Question
 from app.asking.jobs import Jobs
 from app.asking.schemas import (
     Answer,
+    AskMode,
     AskRequest,
     Chat,
     ChatMessage,

@@ -22,9 +22,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 from app.access.capabilities import McpTool
 from app.access.principal import Principal, require_password_changed
-from app.agents.schemas import AskMode
 from app.asking import service as asking_service
-from app.asking.schemas import Answer
+from app.asking.schemas import Answer, AskMode
 from app.auth import service as auth_service
 from app.auth.schemas import Me
 from app.db.engine import ReadConnection, WriteConnection

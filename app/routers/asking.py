@@ -10,7 +10,6 @@ from uuid import UUID
 from fastapi import APIRouter, Query, Response, status
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from app.agents.schemas import Step, TokenEvent
 from app.asking import service as asking_service
 from app.asking.schemas import (
     EVENT_NAMES,
@@ -20,6 +19,8 @@ from app.asking.schemas import (
     DoneEvent,
     ErrorEvent,
     ModeEvent,
+    Step,
+    TokenEvent,
 )
 from app.deps import (
     PRINCIPAL_ERRORS,

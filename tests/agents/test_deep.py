@@ -6,8 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from app.agents.schemas import Step
-from app.asking.schemas import DoneEvent, ModeEvent
+from app.asking.schemas import DoneEvent, ModeEvent, Step
 from tests.agents.conftest import World, run
 from tests.agents.scripted import Call, Reply, calling, scripted, tool_call
 

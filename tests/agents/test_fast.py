@@ -6,8 +6,7 @@ import asyncio
 from collections.abc import Sequence
 
 from app.agents import tools
-from app.agents.schemas import Step, TokenEvent
-from app.asking.schemas import DoneEvent, ModeEvent
+from app.asking.schemas import DoneEvent, ModeEvent, Step, TokenEvent
 from app.documents import service as documents_service
 from app.documents.schemas import DocumentCreate, DocumentFilters
 from tests.agents.conftest import World, run
