@@ -73,6 +73,9 @@ async def set_persona(
     before = await queries.admin_personas(conn)
     workspaces = list(dict.fromkeys(data.workspaces))
     await queries.set_persona(conn, slug=slug, workspaces=workspaces, updated_by=principal.user_id)
+    # Dropped here as when a persona is deleted (ADR 0011); the change notification sent at
+    # commit drops it again in every process, this one included.
+    state.snapshots.drop()
     await audit_service.record(
         conn,
         principal,
