@@ -27,7 +27,7 @@ from app.errors import AppError, Forbidden, RateLimited, Unauthorized
 from app.people.passwords import Hasher
 from app.rag.embeddings.base import Embedder
 from app.resources import Resources
-from app.routing.service import Routing
+from app.routing.state import RoutingState
 from app.sessions.cookies import SESSION_COOKIE, CookieSigner
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -45,7 +45,7 @@ def get_embedder(request: Request) -> Embedder:
     return get_resources(request).embedder
 
 
-def get_routing(request: Request) -> Routing:
+def get_routing(request: Request) -> RoutingState:
     return get_resources(request).routing
 
 
@@ -216,7 +216,7 @@ async def session_principal(
     Raises:
         Unauthorized: no credential. Forbidden: a key or token, or a temporary password.
     """
-    if principal.door != "session":
+    if principal.credential != "session":
         raise Forbidden("sign in with your password for this: a key or token may not")
     return principal
 
@@ -243,7 +243,7 @@ WriteConn = Annotated[WriteConnection, Depends(write_connection, scope="function
 ReadConn = Annotated[ReadConnection, Depends(read_connection, scope="function")]
 AppSideReads = Annotated[SideReads | None, Depends(side_reads)]
 AppEmbedder = Annotated[Embedder, Depends(get_embedder)]
-AppRouting = Annotated[Routing, Depends(get_routing)]
+AppRouting = Annotated[RoutingState, Depends(get_routing)]
 # The caller must be signed in (cookie or API key) and free of a temporary password.
 CurrentPrincipal = Annotated[Principal, Depends(current_principal)]
 # The errors those two can answer, for the OpenAPI document of every router behind them.

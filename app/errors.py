@@ -28,7 +28,9 @@ class AppError(Exception):
     """An error a caller can act on: a status, a stable snake_case code and a message for people."""
 
     status: ClassVar[int] = 500
-    code: ClassVar[str] = "internal"
+    # Each class's code; an instance may carry another (a run's failure carries the code of
+    # the event that ended it).
+    code: str = "internal"
 
     def __init__(
         self,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from app.asking import service as asking_service
+from app.asking import records
 from app.db.engine import Database
 from app.oauth import service as oauth
 from app.sessions import service as sessions_service
@@ -31,7 +31,7 @@ async def prune_expired(db: Database) -> dict[str, int]:
         counts = {"sessions": await sessions_service.prune_expired(conn)}
         counts |= await oauth.prune_expired(conn)
         # Not deleted: marked failed, so that their owner learns why (research_result).
-        counts["abandoned research jobs"] = await asking_service.fail_abandoned_jobs(conn)
+        counts["abandoned research jobs"] = await records.fail_abandoned_jobs(conn)
     return counts
 
 

@@ -18,8 +18,8 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app import housekeeping
-from app.agents.jobs import Jobs
 from app.agents.models import make_models
+from app.asking.jobs import Jobs
 from app.asking.limits import AnswerLimits
 from app.config import Settings, get_settings
 from app.db import embedded, migrate
@@ -57,7 +57,7 @@ from app.routers import (
 )
 from app.routing import listener
 from app.routing import policy as routing_policy
-from app.routing import service as routing_service
+from app.routing.state import RoutingState
 from app.sessions.cookies import CookieSigner
 from app.spa import allowed_methods, is_api_path, register_spa
 from app.system import service as system_service
@@ -208,7 +208,7 @@ def create_app(
         models = make_models(settings)
         jobs = Jobs()
         box = SecretBox(secret_key)
-        router = routing_service.Routing.open(
+        routing_state = RoutingState.open(
             settings, db, embedder, box, policy_file, addresses=addresses
         )
         try:
@@ -227,7 +227,7 @@ def create_app(
                 jobs=jobs,
                 limits=AnswerLimits.from_settings(settings),
                 oidc=oidc.make_client(settings),
-                routing=router,
+                routing=routing_state,
                 addresses=addresses,
             )
             pruning = asyncio.create_task(housekeeping.run(db), name="housekeeping")
@@ -237,9 +237,9 @@ def create_app(
             listening = asyncio.create_task(
                 listener.listen(
                     url,
-                    lambda workspace: routing_service.invalidate(router, workspace),
-                    lambda: routing_service.forget_everything(router),
-                    connected=router.listening,
+                    routing_state.invalidate,
+                    routing_state.forget_everything,
+                    connected=routing_state.listening,
                 ),
                 name="cache invalidation",
             )
@@ -254,7 +254,7 @@ def create_app(
                 await asyncio.gather(pruning, warming, listening, return_exceptions=True)
         finally:
             await jobs.aclose()
-            await router.aclose()
+            await routing_state.aclose()
             hasher.close()
             await converter.aclose()
             await embedder.aclose()

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from app.agents.jobs import Jobs
 from app.agents.models import Models
+from app.asking.answering import Asking
+from app.asking.jobs import Jobs
 from app.asking.limits import AnswerLimits
 from app.config import Settings
 from app.db.engine import Database
@@ -15,7 +16,7 @@ from app.kit.addresses import AddressRules
 from app.kit.secrets import SecretBox
 from app.people.passwords import Hasher
 from app.rag.embeddings.base import Embedder
-from app.routing.service import Routing
+from app.routing.state import RoutingState
 from app.sessions.cookies import CookieSigner
 from app.throttle import Throttle
 
@@ -46,8 +47,20 @@ class Resources:
     # Each person's runs and research jobs at once, and the process's model calls at once.
     limits: AnswerLimits
     # Multi-corpus routing: the policy file's layer, the search cache, remote workspaces' client.
-    routing: Routing
+    routing: RoutingState
     # Where the server may connect to an address it is given (remote workspaces).
     addresses: AddressRules
     # The OpenID Connect provider's client; None unless OIDC is configured.
     oidc: StarletteOAuth2App | None = None
+
+    def asking(self) -> Asking:
+        """What a run needs from the process, the same for every door: each of its calls opens
+        a short transaction of its own, so a run holds no connection while the model thinks."""
+        return Asking(
+            settings=self.settings,
+            embedder=self.embedder,
+            models=self.models,
+            transaction=self.db.write,
+            limits=self.limits,
+            routing=self.routing,
+        )

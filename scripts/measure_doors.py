@@ -49,8 +49,8 @@ from app.people import service as people_service
 from app.people.passwords import Hasher
 from app.people.schemas import UserCreate
 from app.rag.embeddings import make_embedder
-from app.rag.schemas import SearchRequest
 from app.search import service as search_service
+from app.search.schemas import SearchRequest
 
 WARM_UP = 20
 TOP_K = 10

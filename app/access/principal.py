@@ -11,27 +11,28 @@ from app.access.capabilities import ALL_ACTIONS, Action, Role, allows
 from app.errors import Forbidden
 
 Kind = Literal["human", "agent"]
-# How the caller connected: a browser session, an API key, an OAuth access token (MCP only), or
-# the operator at the command line.
-Door = Literal["session", "api_key", "oauth", "local"]
+# What the caller presented: a browser session, an API key, an OAuth access token (MCP only),
+# or nothing (the operator at the command line). Where a call came in is another thing: its
+# door (`app.search.schemas.Door`, recorded with each question).
+Credential = Literal["session", "api_key", "oauth", "local"]
 
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """The caller: a person or an agent, its role, how it connected, and its scope."""
+    """The caller: a person or an agent, its role, the credential it presented, and its scope."""
 
     user_id: UUID | None
     email: str
     role: Role
     kind: Kind = "human"
-    door: Door = "session"
+    credential: Credential = "session"
     persona: str | None = None
     # An API key may be bound to one workspace; None means every workspace the role may see.
     workspace_scope: str | None = None
     # Set after an admin's password reset: until it is changed, only the account routes answer.
     must_change_password: bool = False
     display_name: str = ""
-    # The OAuth client acting for the person (door "oauth" only).
+    # The OAuth client acting for the person (credential "oauth" only).
     client_id: str | None = None
 
     def can(self, action: Action) -> bool:
@@ -76,4 +77,4 @@ def require_password_changed(principal: Principal) -> Principal:
 
 # The command line acts as the operator: an admin who owns nothing, so what it ingests has no
 # owner (API.md, `corpus ingest`).
-LOCAL_ADMIN = Principal(user_id=None, email="local-admin", role="admin", door="local")
+LOCAL_ADMIN = Principal(user_id=None, email="local-admin", role="admin", credential="local")

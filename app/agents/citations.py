@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from app.agents.run import Retrieved
-from app.rag.schemas import Citation
+from app.agents.schemas import Citation
 
 # [3], and lists like [3, 5] or [3][5].
 _KEYS = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")

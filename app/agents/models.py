@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from langchain_core.language_models import BaseChatModel
 from pydantic import SecretStr
 
-from app.asking.schemas import RunMode
+from app.agents.schemas import RunMode
 from app.config import Settings
 
 # A run's mode names the model it uses: ANSWER_MODEL for fast runs (and the deep run's cheap

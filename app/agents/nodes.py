@@ -25,8 +25,8 @@ from app.agents import prompts, tools
 from app.agents.citations import keys_in
 from app.agents.models import ModelRole
 from app.agents.run import BudgetSpent, Run, fit_context
+from app.agents.schemas import TokenEvent
 from app.agents.state import DeepState, Finding, ReactState, ResearcherInput, Todos, Verdict
-from app.asking.schemas import TokenEvent
 
 SEARCH = "search_corpus"
 # langgraph's END, typed as the literal its `Command` expects.
@@ -88,7 +88,7 @@ async def ask_model(
     full: AIMessageChunk | None = None
     # The process's model calls at once are bounded and shared fairly between people: the
     # slot is held until the reply has streamed in full.
-    async with run.limits.model_calls.call(run.principal.user_id):
+    async with run.model_calls.call(run.principal.user_id):
         async for chunk in bound.astream(fitted):
             if not isinstance(chunk, AIMessageChunk):
                 continue

@@ -13,12 +13,13 @@ from uuid import UUID, uuid4
 from langchain_core.messages import BaseMessage, ToolMessage
 
 from app.access.principal import Principal
+from app.agents.gate import ModelGate
 from app.agents.models import Models
-from app.asking.limits import AnswerLimits
-from app.asking.schemas import Event, Step, Writes
+from app.agents.schemas import Step, TokenEvent, Writes
 from app.config import Settings
 from app.db.engine import ShortTransaction
 from app.rag.embeddings.base import Embedder
+from app.search.schemas import Door
 
 
 class BudgetSpent(Exception):
@@ -156,11 +157,11 @@ class Run:
     # Opens one short transaction, committed when its block ends: each tool call takes one,
     # so a run holds no connection while the model thinks.
     transaction: ShortTransaction
-    emit: Callable[[Event], None]
+    emit: Callable[[Step | TokenEvent], None]
     budget: Budget
-    # The process's limits: each model call waits for one of its slots (ask_model).
-    limits: AnswerLimits
-    door: str = "api"
+    # The process's model calls at once: each call waits for one of its slots (ask_model).
+    model_calls: ModelGate
+    door: Door = "api"
     # What the asker allowed this run to write (AskRequest.writes; never the model's to set):
     # "off" offers no tool that writes, whatever the role.
     writes: Writes = "off"
@@ -196,6 +197,3 @@ class Run:
         """Every chunk whose text this run has put in front of the model: what it retrieved,
         cited or not, and what its chat history was drawn from. A model may copy any of it."""
         return {*self.ledger.by_chunk, *self.drawn_from}
-
-    def trace_json(self) -> list[dict[str, Any]]:
-        return [step.model_dump() for step in self.trace]

@@ -25,8 +25,8 @@ from app.documents import service as documents_service
 from app.documents.schemas import DocumentCreate, DocumentFilters, Visibility
 from app.errors import AppError, Forbidden, ValidationFailed
 from app.kit.types import Slug, Tag
-from app.rag.schemas import SearchRequest, chunk_url
 from app.search import service as search_service
+from app.search.schemas import SearchRequest, chunk_url
 
 # What one tool result may put in front of the model.
 RESULT_CHARS = 12_000

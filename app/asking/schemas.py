@@ -1,23 +1,40 @@
-"""Shapes of asking (API.md, "Asking"): the request, the stream's events, chats and jobs."""
+"""Shapes of asking (API.md, "Asking"): the request, the stream's events, the answer and its
+citations, chats and research jobs."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.agents.schemas import AskMode, Citation, RunMode, Step, TokenEvent, Writes
 from app.kit.types import Slug
-from app.rag.schemas import AskMode, Citation
 from app.schemas import PlainText
 
-# The modes a run resolves to.
-RunMode = Literal["fast", "deep"]
-
-# What a run may write, as the asker allows it for that run (never the model): nothing; notes
-# private to the asker; or notes visible to the organisation when everything the run read is.
-Writes = Literal["off", "private", "org"]
+# Asking's API, the agents' shapes in it included: the doors import all of it from here.
+__all__ = [
+    "EVENT_NAMES",
+    "Answer",
+    "AnswerStatus",
+    "AskMode",
+    "AskRequest",
+    "Chat",
+    "ChatMessage",
+    "ChatWithMessages",
+    "Citation",
+    "DoneEvent",
+    "ErrorEvent",
+    "Event",
+    "JobStatus",
+    "ModeEvent",
+    "ResearchJob",
+    "RunMode",
+    "Step",
+    "TokenEvent",
+    "Writes",
+]
 
 
 class AskRequest(BaseModel):
@@ -41,21 +58,67 @@ class AskRequest(BaseModel):
     )
 
 
-class Step(BaseModel):
-    """A tool call, a delegation or a budget hit, as it happens."""
+# A research job's answer while it waits in line or runs, when it is ready, or why it failed.
+AnswerStatus = Literal["done", "queued", "running", "failed"]
 
-    kind: str
-    label: str
-    detail: str = ""
+
+class Answer(BaseModel):
+    """A run collected into one reply: MCP's `ask_docs`, `deep_research` and
+    `research_result`, which cannot stream."""
+
+    answer: str
+    citations: list[Citation]
+    mode: str
+    extractive: bool
+    # The deep research job to poll with research_result, while it waits in line or runs.
+    job_id: str | None = None
+    status: AnswerStatus = "done"
+    fell_back: bool = False
+    # Why the mode was chosen, and the run's steps (tool calls, delegations, budget hits).
+    reason: str = ""
+    steps: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def pending(cls, job_id: UUID, ahead: int | None = None) -> Answer:
+        """A research job without its answer yet: running, or queued with `ahead` of the
+        caller's jobs before it."""
+        if ahead is None:
+            text = (
+                "Still researching: call research_result with this job_id in a minute or so "
+                "for the answer."
+            )
+        else:
+            text = (
+                f"queued: {ahead} ahead of it. It starts when one of your running research "
+                "jobs or answers ends; call research_result with this job_id later for the "
+                "answer."
+            )
+        status: AnswerStatus = "running" if ahead is None else "queued"
+        return cls(
+            answer=text,
+            citations=[],
+            mode="deep",
+            extractive=False,
+            job_id=str(job_id),
+            status=status,
+        )
+
+    @classmethod
+    def failed(cls, job_id: UUID, why: str) -> Answer:
+        """A research job that failed, and why."""
+        return cls(
+            answer=why,
+            citations=[],
+            mode="deep",
+            extractive=False,
+            job_id=str(job_id),
+            status="failed",
+        )
 
 
 class ModeEvent(BaseModel):
     mode: RunMode
     reason: str
-
-
-class TokenEvent(BaseModel):
-    text: str
 
 
 class DoneEvent(BaseModel):
@@ -100,7 +163,7 @@ class ChatMessage(BaseModel):
     content: str
     mode: str | None
     citations: list[Citation]
-    trace: list[dict[str, Any]]
+    trace: list[Step]
     created_at: datetime
 
 
@@ -118,7 +181,8 @@ class ResearchJob(BaseModel):
     workspace_scope: str | None = None
     persona: str | None = None
     status: JobStatus
-    result: dict[str, Any] | None
+    # The answer, once the job is done (its citations checked again as the caller reads it).
+    result: Answer | None
     error: str | None
     created_at: datetime
     finished_at: datetime | None

@@ -1,45 +1,168 @@
-"""Asking's records, as the doors and the agents use them: a person's chats (each message with
-its citations, the run's trace and every chunk the run read), and the deep research jobs an MCP
-call leaves running. A chat and a job are their owner's alone, and a key bound to a workspace
-sees only those made under the same binding: anyone else is told they do not exist. What they
-cite is checked again, under the caller's rights of the moment, whenever they are read."""
+"""Asking, as every door offers it: a question checked and its chat's history read
+(`prepare`), then answered as a stream of events (`ask`: the web app's `POST /api/ask`) or
+collected into one reply (`ask_once`: MCP's `ask_docs`), or researched in depth as a job that
+can outlast the call (`research`, `research_result`: MCP's `deep_research`); and a person's
+chats read back. The runs themselves are `app.asking.answering`'s, which drives the agents'
+graphs (`app.agents`); what they write is `app.asking.records`'.
+
+A chat and a job are their owner's alone, and a key bound to a workspace sees only those made
+under the same binding: anyone else is told they do not exist. What they cite is checked again,
+under the caller's rights of the moment, whenever they are read."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import AsyncGenerator, Iterable
+from dataclasses import dataclass, field, replace
 from typing import Any
 from uuid import UUID
 
 from app.access.principal import Principal
-from app.asking import queries
-from app.asking.limits import JOB_RETRY_AFTER_S
-from app.asking.schemas import Chat, ChatMessage, ChatWithMessages, ResearchJob
+from app.asking import answering, queries, records
+from app.asking.answering import Asking, Question
+from app.asking.jobs import Jobs
+from app.asking.schemas import (
+    Answer,
+    AskMode,
+    AskRequest,
+    Chat,
+    ChatMessage,
+    ChatWithMessages,
+    Event,
+    ResearchJob,
+)
 from app.db.engine import ReadConnection, WriteConnection
 from app.documents import service as documents_service
-from app.errors import NotFound, RateLimited, ValidationFailed
+from app.errors import NotFound
 from app.kit.paging import decode_cursor, keyset_page
+from app.routing import service as routing_service
 from app.schemas import Page
+from app.search import service as search_service
+from app.search.schemas import Door
+from app.workspaces import service as workspaces_service
 
-TITLE_CHARS = 120
-# Said of a job whose process stopped renewing its lease.
-ABANDONED = (
-    "the server running this research stopped before it finished (its lease ran out); "
-    "ask again with deep_research"
-)
+# The turns of a chat a follow-up sees (the latest), and how much of each.
+HISTORY_TURNS = 10
+HISTORY_CHARS = 4000
 
 
-def _owner(principal: Principal, refusal: str) -> UUID:
-    """The caller's account, which owns chats and jobs.
+async def prepare(
+    asking: Asking, principal: Principal, request: AskRequest, *, in_chat: bool = True
+) -> Question:
+    """Check a question before its run starts, so that bad input is an error of the door, and
+    (`in_chat`) read the history of the caller's chat `chat_id`; a new chat is made when the
+    first answer is kept, so a run that fails or is cancelled leaves none behind.
 
     Raises:
-        Forbidden: the role may not ask. ValidationFailed: the caller has no account (the
-        command line's operator).
+        Forbidden: the role may not ask, or may not write and asked to. ValidationFailed: a
+        blank or too long question, or an unknown workspace. NotFound: a chat or document the
+        caller does not have.
     """
-    principal.require("search", refusal)
-    if principal.user_id is None:
-        raise ValidationFailed("chats and research jobs belong to an account; sign in first")
-    return principal.user_id
+    principal.require("search", "your role may not ask")
+    if request.writes != "off":
+        principal.require("documents.write", "writes: your role may not add documents")
+    text = search_service.checked_query(asking.settings, request.question, name="question")
+    workspaces = request.workspaces
+    if request.persona and workspaces is None:
+        # The persona's workspaces by the routing policy (built-in, file, admins' layers), read
+        # before this call's own transaction opens: one pooled connection at a time.
+        workspaces = await routing_service.persona_scope(asking.routing, principal, request.persona)
+    async with asking.transaction() as conn:
+        await workspaces_service.search_scope(conn, principal, workspaces)
+        if request.document_ids:
+            await documents_service.require_visible(conn, principal, request.document_ids)
+        question = Question(
+            text=text,
+            mode=request.mode,
+            workspaces=workspaces,
+            document_ids=request.document_ids or None,
+            persona=request.persona if request.workspaces is None else None,
+            writes=request.writes,
+        )
+        if not in_chat:
+            return question
+        question = replace(question, in_chat=True)
+        if request.chat_id is None:
+            return question
+        earlier = await _follow_up(
+            conn, principal, request.chat_id, turns=HISTORY_TURNS, chars=HISTORY_CHARS
+        )
+    return replace(
+        question,
+        chat_id=earlier.chat_id,
+        history=earlier.history,
+        drawn_from=earlier.drawn_from,
+    )
+
+
+def ask(
+    asking: Asking, principal: Principal, question: Question, *, door: Door
+) -> AsyncGenerator[Event, None]:
+    """The events of the question's run, ending with `done` (the turn kept, in a chat) or
+    `error`. Closing the iterator cancels the run."""
+    return answering.stream(asking, principal, question, door=door)
+
+
+async def ask_once(
+    asking: Asking, principal: Principal, question: str, *, mode: AskMode, door: Door
+) -> Answer:
+    """A question answered outside any chat and collected into one reply, as one of the
+    caller's runs (refused past the limit). The run is read-only: `writes` stays off.
+
+    Raises:
+        RateLimited: the caller has as many runs going as one person may. The errors of
+        `prepare`, and `RunFailed` when the run ended in an error.
+    """
+    with asking.limits.run(principal.user_id):
+        checked = await prepare(
+            asking, principal, AskRequest(question=question, mode=mode), in_chat=False
+        )
+        return await answering.collect(asking, principal, checked, door=door)
+
+
+async def research(asking: Asking, jobs: Jobs, principal: Principal, question: str) -> Answer:
+    """Research a question in depth as a job of the caller's (read-only): its answer if it
+    lands within `RESEARCH_WAIT_S`, or the job to ask about later (`research_result`), queued
+    behind the caller's other research or running.
+
+    Raises:
+        RateLimited: the caller has as many unfinished jobs as one person may. The errors of
+        `prepare`.
+    """
+    checked = await prepare(
+        asking, principal, AskRequest(question=question, mode="deep"), in_chat=False
+    )
+    job_id = await jobs.start(asking, principal, checked.text)
+    ahead = asking.limits.queued_ahead(job_id)
+    if ahead is not None:
+        return Answer.pending(job_id, ahead)
+    done = await jobs.wait(job_id, asking.settings.research_wait_s)
+    if done is not None:
+        return done.model_copy(update={"job_id": str(job_id)})
+    return Answer.pending(job_id)
+
+
+async def research_result(asking: Asking, principal: Principal, job_id: str) -> Answer:
+    """A research job's answer, from whichever process ran it; or that it is still queued here
+    or running; or why it failed.
+
+    Raises:
+        NotFound: no such job of the caller's (or of the caller's binding).
+    """
+    try:
+        job = UUID(job_id)
+    except ValueError:
+        raise NotFound(f"no research job {job_id!r} of yours") from None
+    async with asking.transaction() as conn:
+        found = await get_job(conn, principal, job)
+    if found.status == "running":
+        # Queued here, it says how many are ahead; another replica's says running.
+        return Answer.pending(job, asking.limits.queued_ahead(job))
+    if found.status == "failed" or found.result is None:
+        return Answer.failed(job, found.error or "the research failed")
+    return found.result.model_copy(update={"job_id": job_id, "status": "done"})
+
+
+# --- chats and jobs, read back under the caller's rights -------------------------------------
 
 
 def _chat(row: queries.ChatRow) -> Chat:
@@ -101,57 +224,11 @@ def _message(row: queries.MessageRow, readable: set[UUID]) -> ChatMessage:
     )
 
 
-async def record_turn(
-    conn: WriteConnection,
-    principal: Principal,
-    chat_id: UUID | None,
-    *,
-    question: str,
-    answer: str,
-    mode: str,
-    citations: list[dict[str, Any]],
-    trace: list[dict[str, Any]],
-    read_chunks: list[UUID] | None = None,
-) -> UUID:
-    """Keep a question and its answer in the caller's chat `chat_id`, or in a new chat titled
-    by the question and marked with the caller's binding (a chat exists once it has an
-    answer); returns the chat's id. `read_chunks` is every chunk the run read.
-
-    Raises:
-        NotFound: the chat is not the caller's, or was deleted while the run went on.
-        Forbidden: the role may not ask.
-    """
-    owner = _owner(principal, "your role may not ask")
-    scope = principal.workspace_scope
-    if chat_id is None:
-        title = " ".join(question.split())[:TITLE_CHARS]
-        created = await queries.insert_chat(
-            conn, user_id=owner, title=title, workspace_scope=scope, persona=principal.persona
-        )
-        chat_id = created.id
-    elif await queries.get_chat(conn, chat_id=chat_id, user_id=owner, scope=scope) is None:
-        raise NotFound("chat not found")
-    await queries.insert_message(
-        conn, chat_id=chat_id, role="user", content=question, mode=None, citations=[], trace=[]
-    )
-    await queries.insert_message(
-        conn,
-        chat_id=chat_id,
-        role="assistant",
-        content=answer,
-        mode=mode,
-        citations=citations,
-        trace=trace,
-        read_chunks=read_chunks,
-    )
-    return chat_id
-
-
 async def list_chats(
     conn: ReadConnection, principal: Principal, *, limit: int, cursor: str | None
 ) -> Page[Chat]:
     """A page of the caller's chats, the latest used first."""
-    owner = _owner(principal, "your role may not ask")
+    owner = records.owner_of(principal, "your role may not ask")
     after = decode_cursor(cursor) if cursor else None
     rows = await queries.list_chats(
         conn, user_id=owner, scope=principal.workspace_scope, limit=limit, after=after
@@ -162,7 +239,7 @@ async def list_chats(
 async def _chat_row(
     conn: ReadConnection, principal: Principal, chat_id: UUID
 ) -> tuple[queries.ChatRow, list[queries.MessageRow]]:
-    owner = _owner(principal, "your role may not ask")
+    owner = records.owner_of(principal, "your role may not ask")
     row = await queries.get_chat(
         conn, chat_id=chat_id, user_id=owner, scope=principal.workspace_scope
     )
@@ -197,7 +274,7 @@ class FollowUp:
     dropped: int = 0
 
 
-async def follow_up(
+async def _follow_up(
     conn: ReadConnection, principal: Principal, chat_id: UUID, *, turns: int, chars: int
 ) -> FollowUp:
     """The latest `turns` turns of the caller's chat, each clipped to `chars`, re-checked under
@@ -236,66 +313,12 @@ async def delete_chat(conn: WriteConnection, principal: Principal, chat_id: UUID
     Raises:
         NotFound: no such chat of the caller's.
     """
-    owner = _owner(principal, "your role may not ask")
+    owner = records.owner_of(principal, "your role may not ask")
     deleted = await queries.delete_chat(
         conn, chat_id=chat_id, user_id=owner, scope=principal.workspace_scope
     )
     if not deleted:
         raise NotFound("chat not found")
-
-
-# --- research jobs ----------------------------------------------------------------------------
-
-
-async def create_job(
-    conn: WriteConnection,
-    principal: Principal,
-    question: str,
-    *,
-    worker: str,
-    lease_s: float,
-    at_most: int | None = None,
-) -> UUID:
-    """A running job of the caller's, marked with the caller's binding, leased to `worker`
-    for `lease_s` seconds; refused when the caller has `at_most` unfinished jobs already, on
-    any replica.
-
-    Raises:
-        Forbidden: the role may not ask. RateLimited: `at_most` unfinished jobs.
-    """
-    owner = _owner(principal, "your role may not ask")
-    if at_most is not None and await queries.unfinished_jobs(conn, user_id=owner) >= at_most:
-        raise RateLimited(
-            f"you have {at_most} research jobs running or queued, the most one person may "
-            f"have; ask again when one has finished (in about {JOB_RETRY_AFTER_S} s)",
-            retry_after_s=JOB_RETRY_AFTER_S,
-        )
-    return await queries.insert_job(
-        conn,
-        user_id=owner,
-        question=question,
-        workspace_scope=principal.workspace_scope,
-        persona=principal.persona,
-        worker=worker,
-        lease_s=lease_s,
-    )
-
-
-async def renew_job(conn: WriteConnection, job_id: UUID, *, lease_s: float) -> bool:
-    """Extend the lease of a job this process runs; False when it was marked failed meanwhile."""
-    return await queries.renew_lease(conn, job_id=job_id, lease_s=lease_s)
-
-
-async def finish_job(
-    conn: WriteConnection,
-    job_id: UUID,
-    *,
-    result: dict[str, Any] | None = None,
-    error: str | None = None,
-) -> None:
-    """Store a job's answer (or why it failed); a job already marked failed stays so."""
-    status = "failed" if error is not None else "done"
-    await queries.finish_job(conn, job_id=job_id, status=status, result=result, error=error)
 
 
 async def get_job(conn: WriteConnection, principal: Principal, job_id: UUID) -> ResearchJob:
@@ -306,13 +329,15 @@ async def get_job(conn: WriteConnection, principal: Principal, job_id: UUID) -> 
     Raises:
         NotFound: no such job of the caller's (or of the caller's binding).
     """
-    owner = _owner(principal, "your role may not ask")
+    owner = records.owner_of(principal, "your role may not ask")
     scope = principal.workspace_scope
     row = await queries.get_job(conn, job_id=job_id, user_id=owner, scope=scope)
     if row is None:
         raise NotFound(f"no research job {job_id} of yours")
     if row.lease_expired:
-        await queries.finish_job(conn, job_id=job_id, status="failed", result=None, error=ABANDONED)
+        await queries.finish_job(
+            conn, job_id=job_id, status="failed", result=None, error=records.ABANDONED
+        )
         row = await queries.get_job(conn, job_id=job_id, user_id=owner, scope=scope)
         assert row is not None
     result = row.result
@@ -320,20 +345,18 @@ async def get_job(conn: WriteConnection, principal: Principal, job_id: UUID) -> 
         cited = result["citations"]
         readable = await _readable(conn, principal, _cited_chunks(cited))
         result = {**result, "citations": _readable_citations(cited, readable)}
-    return ResearchJob(
-        id=row.id,
-        user_id=row.user_id,
-        question=row.question,
-        workspace_scope=row.workspace_scope,
-        persona=row.persona,
-        status=row.status,  # type: ignore[arg-type]  # the table's check constraint holds it
-        result=result,
-        error=row.error,
-        created_at=row.created_at,
-        finished_at=row.finished_at,
+    return ResearchJob.model_validate(
+        {
+            "id": row.id,
+            "user_id": row.user_id,
+            "question": row.question,
+            "workspace_scope": row.workspace_scope,
+            "persona": row.persona,
+            # The table's check constraint holds the status to JobStatus's values.
+            "status": row.status,
+            "result": result,
+            "error": row.error,
+            "created_at": row.created_at,
+            "finished_at": row.finished_at,
+        }
     )
-
-
-async def fail_abandoned_jobs(conn: WriteConnection) -> int:
-    """Mark failed every running job whose process stopped renewing its lease."""
-    return await queries.fail_abandoned_jobs(conn, reason=ABANDONED)

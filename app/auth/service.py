@@ -15,7 +15,7 @@ from dataclasses import replace
 from uuid import UUID
 
 from app.access import capabilities
-from app.access.principal import Door, Principal
+from app.access.principal import Credential, Principal
 from app.audit import service as audit
 from app.auth import queries
 from app.auth.schemas import (
@@ -145,7 +145,7 @@ async def change_password(
     """
     if principal.user_id is None or principal.kind != "human":
         raise Forbidden("only people have passwords")
-    if principal.door != "session":
+    if principal.credential != "session":
         raise Forbidden("sign in with your password to change it: a key or token may not")
     if data.new_password == data.current_password:
         raise ValidationFailed("new_password: choose a password different from the current one")
@@ -176,14 +176,14 @@ async def change_password(
 
 
 def _principal(
-    account: queries.Account, door: Door, *, persona: str | None, workspace: str | None
+    account: queries.Account, credential: Credential, *, persona: str | None, workspace: str | None
 ) -> Principal:
     return Principal(
         user_id=account.user_id,
         email=account.email,
         role=account.role,
         kind=account.kind,
-        door=door,
+        credential=credential,
         persona=persona,
         workspace_scope=workspace,
         must_change_password=account.must_change_password,

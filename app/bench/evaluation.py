@@ -26,9 +26,10 @@ from app.documents.schemas import DocumentCreate
 from app.errors import ValidationFailed
 from app.rag import index, retrieval
 from app.rag.embeddings import make_embedder
-from app.rag.embeddings.base import Embedder
-from app.rag.schemas import SearchMode, SearchRequest
+from app.rag.embeddings.base import Embedder, QueryEmbedder
+from app.rag.schemas import SearchMode
 from app.search import service as search_service
+from app.search.schemas import SearchRequest
 
 MODES: tuple[SearchMode, ...] = ("dense", "keyword", "hybrid")
 
@@ -188,7 +189,7 @@ async def ingest_corpus(
 
 async def rank_documents(
     db: Database,
-    embedder: Embedder,
+    embedder: QueryEmbedder,
     settings: Settings,
     dataset: Dataset,
     ids: dict[str, str],
@@ -211,7 +212,7 @@ async def rank_documents(
 
 async def off_topic_answered(
     db: Database,
-    embedder: Embedder,
+    embedder: QueryEmbedder,
     settings: Settings,
     mode: SearchMode,
     tuning: retrieval.Tuning = retrieval.DEFAULT_TUNING,

@@ -18,6 +18,7 @@ import statistics
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 from uuid import UUID
@@ -36,10 +37,11 @@ from app.documents.schemas import DocumentCreate
 from app.rag import index
 from app.rag.chunking import ChunkPiece, count_tokens
 from app.rag.embeddings import make_embedder
-from app.rag.embeddings.base import Embedder
+from app.rag.embeddings.base import Embedder, QueryEmbedder, Vectors
 from app.rag.embeddings.hash import HashEmbedder
-from app.rag.schemas import SearchMode, SearchRequest
+from app.rag.schemas import SearchMode
 from app.search import service as search_service
+from app.search.schemas import SearchRequest
 
 MODES: tuple[SearchMode, ...] = ("dense", "keyword", "hybrid")
 # Words per query: the short ones a search box gets, and the natural ones of a question or a
@@ -291,7 +293,7 @@ async def _timed(
 async def _latencies(
     db: Database,
     settings: Settings,
-    embedder: Embedder,
+    embedder: QueryEmbedder,
     queries: Sequence[str],
     mode: SearchMode,
     clients: int,
@@ -301,7 +303,11 @@ async def _latencies(
 
 
 async def _many_clients(
-    db: Database, settings: Settings, embedder: Embedder, queries: Sequence[str], mode: SearchMode
+    db: Database,
+    settings: Settings,
+    embedder: QueryEmbedder,
+    queries: Sequence[str],
+    mode: SearchMode,
 ) -> dict[str, Any]:
     """A mode's figures with more than one client (one client's come from `_one_client`)."""
     return {
@@ -321,7 +327,7 @@ async def _many_clients_bare(db: Database, vectors: Sequence[np.ndarray]) -> dic
 
 
 def _searcher(
-    db: Database, settings: Settings, embedder: Embedder, mode: SearchMode
+    db: Database, settings: Settings, embedder: QueryEmbedder, mode: SearchMode
 ) -> Callable[[str], Awaitable[None]]:
     """One search through the search service, as a request makes it."""
 
@@ -368,7 +374,7 @@ async def _one_client(
 
 
 async def _embedding_latencies(
-    embedder: Embedder, queries: Sequence[str], clients: int
+    embedder: QueryEmbedder, queries: Sequence[str], clients: int
 ) -> list[float]:
     """Per-query latency in ms of embedding the query alone, with `clients` concurrent callers:
     what micro-batching (queries that arrive together share a forward pass) is measured by."""
@@ -401,32 +407,14 @@ def _ratios(modes: dict[str, Any], bare: dict[str, Any]) -> dict[str, float]:
     }
 
 
+@dataclass(frozen=True, slots=True)
 class _Precomputed:
-    """An embedder that answers queries from vectors computed beforehand ("embedding
-    excluded")."""
+    """Answers queries from vectors computed beforehand ("embedding excluded")."""
 
-    def __init__(self, inner: Embedder, vectors: dict[str, np.ndarray]) -> None:
-        self.provider, self.model, self.dim = inner.provider, inner.model, inner.dim
-        self.default_floor = inner.default_floor
-        self.window = inner.window
-        self.count_tokens = inner.count_tokens
-        self.vectors = vectors
+    vectors: dict[str, Vectors]
 
-    async def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        raise NotImplementedError
-
-    async def embed_query(self, text: str) -> np.ndarray:
+    async def embed_query(self, text: str) -> Vectors:
         return self.vectors[text]
-
-    @property
-    def ready(self) -> bool:
-        return True
-
-    async def warm(self) -> None:
-        return None
-
-    async def aclose(self) -> None:
-        return None
 
 
 async def _hnsw_recall(
@@ -454,7 +442,7 @@ async def _measure_collection(
     queries = [text[: evaluation.QUERY_CHARS] for text in dataset.queries.values()]
     queries = queries[:COLLECTION_QUERIES]
     vectors = {query: await hasher.embed_query(query) for query in queries}
-    precomputed = _Precomputed(hasher, vectors)
+    precomputed = _Precomputed(vectors)
     async with throwaway_database(settings, "corpus_bench_collection") as db:
         started = time.perf_counter()
         await evaluation.ingest_corpus(db, hasher, settings, dataset.corpus, progress)
@@ -539,7 +527,7 @@ async def bench(
         vectors = dict(
             zip(queries + natural, await hasher.embed_passages(queries + natural), strict=True)
         )
-        precomputed = _Precomputed(hasher, vectors)
+        precomputed = _Precomputed(vectors)
         bench_settings = settings.model_copy(
             update={
                 "embeddings_provider": "hash",
@@ -635,14 +623,14 @@ async def bench(
     return report
 
 
-class _QueryEmbedding(_Precomputed):
+@dataclass(frozen=True, slots=True)
+class _QueryEmbedding:
     """Embeds each query with the configured model (its cost is what "included" adds), but
     searches with the hash vector the corpus was made with."""
 
-    def __init__(self, configured: Embedder, precomputed: _Precomputed) -> None:
-        super().__init__(precomputed, precomputed.vectors)
-        self.configured = configured
+    configured: QueryEmbedder
+    precomputed: _Precomputed
 
-    async def embed_query(self, text: str) -> np.ndarray:
+    async def embed_query(self, text: str) -> Vectors:
         await self.configured.embed_query(text)
-        return self.vectors[text]
+        return await self.precomputed.embed_query(text)

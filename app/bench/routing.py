@@ -17,11 +17,13 @@ from app.bench.load import Progress, Zipf, _insert_batch, percentiles
 from app.config import Settings
 from app.kit.secrets import SecretBox
 from app.rag.embeddings.hash import HashEmbedder
-from app.rag.schemas import SearchRequest
+from app.routing import admin as routing_admin
 from app.routing import service as routing_service
 from app.routing.policy import NO_FILE
 from app.routing.schemas import ContextRequest, PersonaUpdate
+from app.routing.state import RoutingState
 from app.search import service as search_service
+from app.search.schemas import SearchRequest
 from app.workspaces import service as workspaces_service
 from app.workspaces.schemas import WorkspaceCreate
 
@@ -84,13 +86,13 @@ async def bench_routing(
             await bench_queries.rebuild_index_and_statistics(conn)
         await bench_queries.vacuum_analyze(db.write_engine)
 
-        routing = routing_service.Routing.open(
+        state = RoutingState.open(
             bench_settings, db, hasher, SecretBox("bench-" + "x" * 40), NO_FILE
         )
         try:
             async with db.write() as conn:
-                await routing_service.set_persona(
-                    conn, routing, LOCAL_ADMIN, PERSONA, PersonaUpdate(workspaces=slugs)
+                await routing_admin.set_persona(
+                    conn, state, LOCAL_ADMIN, PERSONA, PersonaUpdate(workspaces=slugs)
                 )
             singles = [corpus.query() for _ in range(query_count)]
             colds = [corpus.query() for _ in range(query_count)]
@@ -111,7 +113,7 @@ async def bench_routing(
 
             async def context(query: str) -> None:
                 block = await routing_service.context_block(
-                    routing, LOCAL_ADMIN, ContextRequest(query=query, persona=PERSONA, top_k=TOP_K)
+                    state, LOCAL_ADMIN, ContextRequest(query=query, persona=PERSONA, top_k=TOP_K)
                 )
                 assert not block.failures, block.failures
                 blocks.append(len(block.sources))
@@ -121,13 +123,13 @@ async def bench_routing(
                 single_ms.append(await _timed(partial(single, one)))
                 cold_ms.append(await _timed(partial(context, many)))
                 progress("cold", i + 1, query_count)
-            hits_before = routing.cache.hits
+            hits_before = state.cache.hits
             for i, many in enumerate(colds):
                 cached_ms.append(await _timed(partial(context, many)))
                 progress("cached", i + 1, query_count)
-            assert routing.cache.hits - hits_before == query_count, "every repeat is a hit"
+            assert state.cache.hits - hits_before == query_count, "every repeat is a hit"
         finally:
-            await routing.aclose()
+            await state.aclose()
     single_p = percentiles(single_ms)
     cold_p = percentiles(cold_ms)
     return {

@@ -277,7 +277,8 @@ questions = Table(
     metadata,
     _id(),
     Column("user_id", UUID(as_uuid=True), ForeignKey("users.id", ondelete="SET NULL")),
-    Column("door", Text, nullable=False),  # api, mcp, v1, chat
+    # Where it was asked: api, chat or mcp (app.search.schemas.Door).
+    Column("door", Text, nullable=False),
     Column("query", Text, nullable=False),
     Column("mode", Text, nullable=False),
     Column("best_similarity", Float),

@@ -237,7 +237,7 @@ class CorpusAuthProvider(
         )
 
     async def revoke_token(self, token: CallerToken | RefreshToken) -> None:
-        if isinstance(token, CallerToken) and token.principal.door == "api_key":
+        if isinstance(token, CallerToken) and token.principal.credential == "api_key":
             return  # API keys are revoked by admins, not through OAuth
         async with self._store().db.write() as conn:
             await oauth.revoke(conn, token.token)

@@ -11,7 +11,7 @@ import binascii
 import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Annotated, Literal, ParamSpec, TypeVar, get_args
+from typing import Annotated, ParamSpec, TypeVar, get_args
 from uuid import UUID
 
 from mcp.server import MCPServer
@@ -22,9 +22,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 from app.access.capabilities import McpTool
 from app.access.principal import Principal, require_password_changed
-from app.agents import answer
 from app.asking import service as asking_service
-from app.asking.schemas import AskRequest
+from app.asking.schemas import Answer, AskMode
 from app.auth import service as auth_service
 from app.auth.schemas import Me
 from app.db.engine import ReadConnection, WriteConnection
@@ -37,10 +36,11 @@ from app.documents.schemas import (
     DocumentText,
     Visibility,
 )
-from app.errors import AppError, NotFound, ValidationFailed
+from app.errors import AppError, ValidationFailed
 from app.mcp.provider import CallerToken
-from app.rag.schemas import Answer, AskMode, SearchMode, SearchRequest, SearchResult
+from app.rag.schemas import SearchMode
 from app.resources import Resources
+from app.routing import admin as routing_admin
 from app.routing import service as routing_service
 from app.routing.schemas import (
     MAX_TOKEN_BUDGET,
@@ -53,12 +53,13 @@ from app.routing.schemas import (
 )
 from app.schemas import JsonInt, Page
 from app.search import service as search_service
+from app.search.schemas import Door, SearchRequest, SearchResult
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
 # Recorded with every question asked here, so that gaps and usage can be told apart by door.
-DOOR = "mcp"
+DOOR: Door = "mcp"
 
 
 class Deleted(BaseModel):
@@ -267,17 +268,6 @@ class Tools:
             await documents_service.delete(conn, principal, document_id)
         return Deleted(deleted=document_id)
 
-    def _services(self, current: Resources) -> answer.Services:
-        # Each of the run's tool calls opens a short transaction of its own: a run holds no
-        # connection while the model thinks.
-        return answer.Services(
-            settings=current.settings,
-            embedder=current.embedder,
-            models=current.models,
-            transaction=current.db.write,
-            limits=current.limits,
-        )
-
     @_listed("Ask the docs", READS)
     async def ask_docs(
         self, question: Annotated[str, Field(min_length=1)], mode: AskMode = "auto"
@@ -285,21 +275,9 @@ class Tools:
         """Ask a question of the corpus; the answer cites the passages it rests on (`auto`
         picks deep research for comparisons, several questions or long briefs)."""
         principal = _caller()
-        current = self._resources()
-        # One of the caller's runs, held until the answer is collected (refused past the limit).
-        with current.limits.run(principal.user_id):
-            # MCP keeps no chats: each question runs on its own.
-            checked = await answer.prepare(
-                current.db.write,
-                principal,
-                current.settings,
-                AskRequest(question=question, mode=mode),
-                routing=current.routing,
-                in_chat=False,
-            )
-            # Annotated read-only: the request leaves `writes` off, so no tool that writes is
-            # offered.
-            return await answer.answer_once(self._services(current), principal, checked, door=DOOR)
+        # MCP keeps no chats: each question runs on its own, read-only (annotated so).
+        asking = self._resources().asking()
+        return await asking_service.ask_once(asking, principal, question, mode=mode, door=DOOR)
 
     @_listed("Research a question", READS)
     async def deep_research(self, question: Annotated[str, Field(min_length=1)]) -> Answer:
@@ -307,48 +285,15 @@ class Tools:
         job_id to pass to research_result (queued behind your other research, if it runs)."""
         principal = _caller()
         current = self._resources()
-        checked = await answer.prepare(
-            current.db.write,
-            principal,
-            current.settings,
-            AskRequest(question=question, mode="deep"),
-            routing=current.routing,
-            in_chat=False,
-        )
-        job_id = await current.jobs.start(self._services(current), principal, checked.text)
-        ahead = current.limits.queued_ahead(job_id)
-        if ahead is not None:
-            return _pending(job_id, ahead)
-        done = await current.jobs.wait(job_id, current.settings.research_wait_s)
-        if done is not None:
-            return done.model_copy(update={"job_id": str(job_id)})
-        return _pending(job_id)
+        return await asking_service.research(current.asking(), current.jobs, principal, question)
 
     @_listed("Get a research result", READS)
     async def research_result(self, job_id: str) -> Answer:
         """The answer of a deep_research job (from any server of this Corpus), or that it is
         still running, or why it failed."""
         principal = _caller()
-        try:
-            job = UUID(job_id)
-        except ValueError:
-            raise NotFound(f"no research job {job_id!r} of yours") from None
-        async with self._writing() as (conn, current):
-            found = await asking_service.get_job(conn, principal, job)
-        if found.status == "running":
-            # Queued here, it says how many are ahead; another replica's says running.
-            ahead = current.limits.queued_ahead(job)
-            return _pending(job, ahead)
-        if found.status == "failed" or found.result is None:
-            return Answer(
-                answer=found.error or "the research failed",
-                citations=[],
-                mode="deep",
-                extractive=False,
-                job_id=job_id,
-                status="failed",
-            )
-        return Answer.model_validate({**found.result, "job_id": job_id, "status": "done"})
+        asking = self._resources().asking()
+        return await asking_service.research_result(asking, principal, job_id)
 
     # --- multi-corpus routing (API.md, "Multi-corpus") ---------------------------------------
     # These open no request transaction: the routing service reads the policy in a short one
@@ -387,7 +332,7 @@ class Tools:
         entry came from: builtin, file or admin."""
         principal = _caller()
         async with self._reading() as (conn, current):
-            return await routing_service.effective_policy(
+            return await routing_admin.effective_policy(
                 conn, current.routing, principal, persona=persona
             )
 
@@ -409,30 +354,6 @@ class Tools:
         principal = _caller()
         request = ContextRequest(query=query, persona=persona, token_budget=token_budget)
         return await routing_service.context_block(self._resources().routing, principal, request)
-
-
-def _pending(job_id: UUID, ahead: int | None = None) -> Answer:
-    """A job without its answer yet: running, or queued with `ahead` of the caller's jobs
-    before it."""
-    status: Literal["running", "queued"] = "running" if ahead is None else "queued"
-    if ahead is None:
-        text = (
-            "Still researching: call research_result with this job_id in a minute or so for "
-            "the answer."
-        )
-    else:
-        text = (
-            f"queued: {ahead} ahead of it. It starts when one of your running research jobs "
-            "or answers ends; call research_result with this job_id later for the answer."
-        )
-    return Answer(
-        answer=text,
-        citations=[],
-        mode="deep",
-        extractive=False,
-        job_id=str(job_id),
-        status=status,
-    )
 
 
 def register(server: MCPServer, resources: Callable[[], Resources]) -> None:

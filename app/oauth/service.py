@@ -222,7 +222,7 @@ async def begin_authorization(conn: WriteConnection, client_id: str, params: Con
 
 def _require_person(principal: Principal) -> UUID:
     # Consent is a person's decision in a browser: an API key cannot give it for them.
-    if principal.door != "session" or principal.user_id is None:
+    if principal.credential != "session" or principal.user_id is None:
         raise Forbidden("consent is given by a signed-in person in the browser, not an API key")
     return principal.user_id
 

@@ -17,7 +17,7 @@ import numpy as np
 from app.config import Settings
 from app.db.engine import ReadConnection, SideRead, SideReads
 from app.rag import queries
-from app.rag.embeddings.base import Embedder
+from app.rag.embeddings.base import QueryEmbedder
 from app.rag.schemas import SearchHit, SearchMode
 
 _PHRASE = re.compile(r'"([^"]+)"')
@@ -137,7 +137,7 @@ def search_params(
 
 async def run(
     conn: ReadConnection,
-    embedder: Embedder,
+    embedder: QueryEmbedder,
     settings: Settings,
     query: str,
     *,

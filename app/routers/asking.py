@@ -10,7 +10,6 @@ from uuid import UUID
 from fastapi import APIRouter, Query, Response, status
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from app.agents import answer
 from app.asking import service as asking_service
 from app.asking.schemas import (
     EVENT_NAMES,
@@ -29,7 +28,6 @@ from app.deps import (
     AppResources,
     CurrentPrincipal,
     ReadConn,
-    ShortTx,
     WriteConn,
 )
 from app.errors import Forbidden, NotFound, RateLimited, ValidationFailed
@@ -87,25 +85,17 @@ AskEvent = ModeEvent | Step | TokenEvent | DoneEvent | ErrorEvent
 async def ask(
     request: AskRequest,
     principal: CurrentPrincipal,
-    transaction: ShortTx,
     resources: AppResources,
 ) -> EventSourceResponse:
     """Ask a question: the answer streams as it is found, with its steps and citations."""
-    # Checked, and its chat opened, before the stream starts: bad input is an HTTP error.
-    question = await answer.prepare(
-        transaction, principal, resources.settings, request, routing=resources.routing
-    )
-    services = answer.Services(
-        settings=resources.settings,
-        embedder=resources.embedder,
-        models=resources.models,
-        transaction=transaction,
-        limits=resources.limits,
-    )
+    asking = resources.asking()
+    # Checked, and its chat's history read, before the stream starts: bad input is an HTTP
+    # error. Each step of the run opens a short transaction of its own.
+    question = await asking_service.prepare(asking, principal, request)
 
     async def events() -> AsyncIterator[ServerSentEvent]:
         # sse-starlette cancels this when the client disconnects, which cancels the run.
-        async for event in answer.answer(services, principal, question, door="chat"):
+        async for event in asking_service.ask(asking, principal, question, door="chat"):
             yield ServerSentEvent(data=event.model_dump_json(), event=EVENT_NAMES[type(event)])
 
     return EventSourceResponse(events(), ping=resources.settings.sse_ping_s)

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Path, status
 from app.deps import PRINCIPAL_ERRORS, AppRouting, CurrentPrincipal, ReadConn, WriteConn
 from app.errors import Forbidden, NotFound, ValidationFailed
 from app.kit.types import SLUG_PATTERN
+from app.routing import admin as routing_admin
 from app.routing import service as routing_service
 from app.routing.schemas import (
     CacheStats,
@@ -30,7 +31,7 @@ SessionPath = Annotated[SessionId, Path()]
 @router.get("/policy", response_model=Policy, operation_id="getPolicy")
 async def get_policy(principal: CurrentPrincipal, conn: ReadConn, routing: AppRouting) -> Policy:
     """The effective routing policy, and the layer each entry came from."""
-    return await routing_service.effective_policy(conn, routing, principal)
+    return await routing_admin.effective_policy(conn, routing, principal)
 
 
 @router.put(
@@ -48,7 +49,7 @@ async def set_persona_policy(
 ) -> Policy:
     """Set a persona's workspaces, in priority order, over the file and the built-in table
     (admins)."""
-    return await routing_service.set_persona(conn, routing, principal, slug, data)
+    return await routing_admin.set_persona(conn, routing, principal, slug, data)
 
 
 @router.delete(
@@ -61,7 +62,7 @@ async def delete_persona_policy(
     slug: PersonaSlug, principal: CurrentPrincipal, conn: WriteConn, routing: AppRouting
 ) -> None:
     """Drop the admins' entry for a persona: the lower layer applies again (admins)."""
-    await routing_service.delete_persona(conn, routing, principal, slug)
+    await routing_admin.delete_persona(conn, routing, principal, slug)
 
 
 # No request connection: the service reads the policy in a short transaction of its own and

@@ -13,8 +13,8 @@ from app.deps import (
     WriteConn,
 )
 from app.errors import ValidationFailed
-from app.rag.schemas import SearchRequest, SearchResult
 from app.search import service as search_service
+from app.search.schemas import SearchRequest, SearchResult
 
 router = APIRouter(prefix="/api", tags=["search"], responses=PRINCIPAL_ERRORS)
 

@@ -24,7 +24,7 @@ class _Entry(Generic[V]):
 
 
 @dataclass(frozen=True, slots=True)
-class Snapshot:
+class Generations:
     """The generations of some workspaces (and of the whole cache) when a search began."""
 
     epoch: int
@@ -62,13 +62,13 @@ class SearchCache(Generic[V]):
         self.hits += 1
         return entry.value
 
-    def snapshot(self, workspaces: Iterable[str]) -> Snapshot:
-        return Snapshot(self._epoch, tuple(self._generations.get(w, 0) for w in workspaces))
+    def generations(self, workspaces: Iterable[str]) -> Generations:
+        return Generations(self._epoch, tuple(self._generations.get(w, 0) for w in workspaces))
 
-    def put(self, key: Hashable, value: V, workspaces: Iterable[str], since: Snapshot) -> bool:
+    def put(self, key: Hashable, value: V, workspaces: Iterable[str], since: Generations) -> bool:
         """Store `value`, unless a workspace it covers changed since `since` was taken."""
         covered = list(workspaces)
-        if not self.enabled or self.snapshot(covered) != since:
+        if not self.enabled or self.generations(covered) != since:
             return False
         self._entries[key] = _Entry(value, frozenset(covered), self._clock() + self.ttl_s)
         self._entries.move_to_end(key)

@@ -1,43 +1,23 @@
-"""Multi-corpus retrieval routed by persona (DESIGN.md §5, API.md "Multi-corpus"): the
-effective policy and its admin edits, the fan-out over a persona's workspaces (local ones
-through the search service, remote ones over HTTP), the cache in front of it, and the context
-block built from what it found.
+"""Multi-corpus retrieval routed by persona (DESIGN.md §5, API.md "Multi-corpus"), as the doors
+call it: the context block, `rag_search` and the Anvil contract's two searches (one reply
+builder for the three), the workspaces with their licenses (`rag_workspaces`), the local scope
+of a question asked as a persona, the session messages and the cache's figures.
 
-A request holds no pooled connection while it fans out (docs/adr/0011): the policy and the
-workspaces are read in one short transaction, then each local workspace is searched in a short
-read-only transaction of its own, at most `_parallel(settings)` at once per request.
+The plan comes from `plan`, the passages from `gather`, the policy's own views and edits from
+`admin`; the process's state is `state.RoutingState`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
-import time
-from collections import OrderedDict
-from collections.abc import Callable, Collection, Hashable, Sequence
-from dataclasses import dataclass, field
-from uuid import UUID
-
-import httpx
-import numpy as np
+from collections.abc import Sequence
 
 from app.access.principal import Principal
-from app.audit import service as audit_service
-from app.config import Settings
-from app.db.engine import Database, ReadConnection, WriteConnection
-from app.errors import BadRequest, NotFound, ValidationFailed
-from app.kit import outbound
-from app.kit.addresses import AddressRules
-from app.kit.secrets import SecretBox
-from app.rag.embeddings.base import Embedder
-from app.rag.schemas import SearchRequest
-from app.routing import context, policy, queries, remote
-from app.routing.cache import SearchCache
-from app.routing.context import Passage
-from app.routing.fanout import Found, fan_out
-from app.routing.policy import FilePolicy, Layers, Route
+from app.db.engine import ReadConnection
+from app.errors import BadRequest, ValidationFailed
+from app.routing import context, policy
+from app.routing.gather import Gathered, gather
+from app.routing.plan import planned, read_layers
 from app.routing.schemas import (
-    REMOTE_FAILED,
     CacheStats,
     ContextBlock,
     ContextRequest,
@@ -46,473 +26,17 @@ from app.routing.schemas import (
     KnowledgeResults,
     KnowledgeSearch,
     KnowledgeSearchMulti,
-    PersonaUpdate,
-    Policy,
     RoutedWorkspace,
     RoutedWorkspaces,
     Source,
 )
+from app.routing.state import RoutingState
 from app.search import service as search_service
 from app.workspaces import service as workspaces_service
-from app.workspaces.schemas import WorkspaceTarget
-
-# The last user message of a session, for `POST /api/context` by session alone: kept per
-# process, like the search cache (a client asks the replica it told, or sends the query). Each
-# caller has a share of its own, so that one caller's flood pushes out its own messages only,
-# and a message is bounded where it is accepted (CORPUS_MAX_QUERY_CHARS, as when it is used):
-# the store holds at most SESSION_MESSAGES such messages, whoever sends them.
-SESSION_MESSAGES = 10_000
-SESSION_MESSAGES_PER_CALLER = 1_000
-SESSION_MESSAGE_TTL_S = 3600
-logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class _Snapshot:
-    admin: dict[str, tuple[str, ...]]
-    targets: list[WorkspaceTarget]
-    expires_at: float
-
-
-class SessionMessages:
-    """The last user message of each caller's sessions, for `ttl_s`: at most `per_caller`
-    sessions a caller (its oldest go first) and `capacity` in all. When the whole store is full,
-    a new message pushes out the oldest of the caller holding the most (the sender's own when it
-    holds as many): a caller can take another's place only while it holds fewer than them."""
-
-    def __init__(
-        self,
-        *,
-        capacity: int,
-        per_caller: int,
-        ttl_s: float,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self._capacity = capacity
-        self._per_caller = per_caller
-        self._ttl_s = ttl_s
-        self._clock = clock
-        # Each caller's sessions, oldest first (every message lives as long: also by expiry).
-        self._callers: dict[UUID | None, OrderedDict[str, tuple[str, float]]] = {}
-        self._size = 0
-
-    def put(self, caller: UUID | None, session_id: str, text: str) -> None:
-        now = self._clock()
-        mine = self._callers.setdefault(caller, OrderedDict())
-        if mine.pop(session_id, None) is not None:
-            self._size -= 1
-        mine[session_id] = (text, now + self._ttl_s)
-        self._size += 1
-        while len(mine) > self._per_caller:
-            self._drop_oldest(caller)
-        if self._size > self._capacity:
-            for other in list(self._callers):
-                self._drop_expired(other, now)
-        while self._size > self._capacity:
-            largest = max(self._callers, key=lambda other: len(self._callers[other]))
-            if len(self._callers.get(caller, ())) >= len(self._callers[largest]):
-                largest = caller
-            self._drop_oldest(largest)
-
-    def get(self, caller: UUID | None, session_id: str) -> str | None:
-        held = self._callers.get(caller)
-        found = held.get(session_id) if held is not None else None
-        if found is None or found[1] <= self._clock():
-            return None
-        return found[0]
-
-    def _drop_oldest(self, caller: UUID | None) -> None:
-        held = self._callers[caller]
-        held.popitem(last=False)
-        self._size -= 1
-        if not held:
-            del self._callers[caller]
-
-    def _drop_expired(self, caller: UUID | None, now: float) -> None:
-        held = self._callers[caller]
-        while caller in self._callers and next(iter(held.values()))[1] <= now:
-            self._drop_oldest(caller)
-
-
-def _session_messages() -> SessionMessages:
-    return SessionMessages(
-        capacity=SESSION_MESSAGES,
-        per_caller=SESSION_MESSAGES_PER_CALLER,
-        ttl_s=SESSION_MESSAGE_TTL_S,
-    )
-
-
-@dataclass
-class Routing:
-    """What routing keeps for the process's life: the policy file's layer (read at start-up),
-    the cache, the HTTP client for remote workspaces, and the session messages."""
-
-    settings: Settings
-    db: Database
-    embedder: Embedder
-    box: SecretBox
-    file: FilePolicy
-    # Where remote workspaces may be (checked again by `http` at every connection).
-    addresses: AddressRules
-    http: httpx.AsyncClient
-    cache: SearchCache[list[Passage]]
-    messages: SessionMessages = field(default_factory=_session_messages)
-    # Set while this process listens for workspace changes (tests wait on it).
-    listening: asyncio.Event = field(default_factory=asyncio.Event)
-    # The admins' personas and every workspace row, so that a cache hit reads no table: kept
-    # like the cache (its TTL), dropped by any change notification.
-    snapshot: _Snapshot | None = None
-    snapshot_epoch: int = 0
-
-    def drop_snapshot(self) -> None:
-        self.snapshot = None
-        self.snapshot_epoch += 1
-
-    @classmethod
-    def open(
-        cls,
-        settings: Settings,
-        db: Database,
-        embedder: Embedder,
-        box: SecretBox,
-        file: FilePolicy,
-        *,
-        addresses: AddressRules | None = None,
-    ) -> Routing:
-        addresses = addresses or AddressRules(allow_private=settings.remote_allow_private)
-        return cls(
-            settings=settings,
-            db=db,
-            embedder=embedder,
-            box=box,
-            file=file,
-            addresses=addresses,
-            # Remote workspaces are other servers: no redirects, no proxies from the
-            # environment deciding where a bearer goes, and only the addresses allowed.
-            http=outbound.client(addresses),
-            cache=SearchCache(settings.cache_max_entries, settings.cache_ttl_s),
-        )
-
-    async def aclose(self) -> None:
-        await self.http.aclose()
-
-
-def _parallel(settings: Settings) -> int:
-    """How many workspaces one request searches at once: half the pool, so that one request
-    cannot take every connection."""
-    return max(1, settings.db_max_connections // 2)
-
-
-class _QueryOnce:
-    """An embedder that embeds the request's one query once for every workspace searched."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self._inner = inner
-        self.provider = inner.provider
-        self.model = inner.model
-        self.dim = inner.dim
-        self.default_floor = inner.default_floor
-        self.window = inner.window
-        self.count_tokens = inner.count_tokens
-        self._vectors: dict[str, np.ndarray] = {}
-        # The first search embeds; the others wait for it (and, if it is cancelled, one of
-        # them embeds instead).
-        self._embedding = asyncio.Lock()
-
-    async def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        return await self._inner.embed_passages(texts)
-
-    async def embed_query(self, text: str) -> np.ndarray:
-        async with self._embedding:
-            if text not in self._vectors:
-                self._vectors[text] = await self._inner.embed_query(text)
-        return self._vectors[text]
-
-    @property
-    def ready(self) -> bool:
-        return self._inner.ready
-
-    async def warm(self) -> None:
-        await self._inner.warm()
-
-    async def aclose(self) -> None:
-        return None
-
-
-# --- the policy -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Plan:
-    layers: Layers
-    persona: str | None
-    route: Route
-    targets: dict[str, WorkspaceTarget]  # the workspaces the caller may search, by slug
-
-
-async def _layers(conn: ReadConnection, routing: Routing) -> Layers:
-    return Layers(
-        mode=routing.settings.routing_mode,
-        default_persona=routing.settings.default_persona or None,
-        file=routing.file,
-        admin=await queries.admin_personas(conn),
-        workspaces=await workspaces_service.workspace_licenses(conn),
-    )
-
-
-async def effective_policy(
-    conn: ReadConnection, routing: Routing, principal: Principal, *, persona: str | None = None
-) -> Policy:
-    """The effective policy and the layer of each entry; one persona's with `persona`. A key
-    bound to a workspace sees that workspace only, as `rag_workspaces` lists it: the personas'
-    lists, the licenses and the missing workspaces name no other.
-
-    Raises:
-        Forbidden: the role may not search. NotFound: no such persona.
-    """
-    principal.require("search", "your role may not search")
-    effective = policy.effective(await _layers(conn, routing))
-    if principal.workspace_scope is not None:
-        effective = _naming_only(effective, {principal.workspace_scope})
-    if persona is None:
-        return effective
-    if persona not in effective.personas:
-        raise NotFound(f"no persona named {persona!r}")
-    entry = effective.personas[persona]
-    return _naming_only(
-        effective.model_copy(update={"personas": {persona: entry}}), entry.workspaces
-    )
-
-
-def _naming_only(effective: Policy, workspaces: Collection[str]) -> Policy:
-    """`effective` with no workspace but `workspaces` named anywhere in it."""
-    named = set(workspaces)
-    return effective.model_copy(
-        update={
-            "personas": {
-                name: entry.model_copy(
-                    update={"workspaces": [w for w in entry.workspaces if w in named]}
-                )
-                for name, entry in effective.personas.items()
-            },
-            "licenses": {w: e for w, e in effective.licenses.items() if w in named},
-            "missing_workspaces": [w for w in effective.missing_workspaces if w in named],
-        }
-    )
-
-
-async def set_persona(
-    conn: WriteConnection, routing: Routing, principal: Principal, slug: str, data: PersonaUpdate
-) -> Policy:
-    """Set a persona's workspaces in the admins' layer, over the file and the built-in table.
-
-    Raises:
-        Forbidden: not an admin (or a key bound to one workspace).
-    """
-    principal.require("policy.manage", "only admins change the routing policy")
-    before = await queries.admin_personas(conn)
-    workspaces = list(dict.fromkeys(data.workspaces))
-    await queries.set_persona(conn, slug=slug, workspaces=workspaces, updated_by=principal.user_id)
-    await audit_service.record(
-        conn,
-        principal,
-        "persona.set",
-        target_type="persona",
-        target_id=slug,
-        before={"workspaces": list(before[slug])} if slug in before else None,
-        after={"workspaces": workspaces},
-    )
-    return await effective_policy(conn, routing, principal)
-
-
-async def delete_persona(
-    conn: WriteConnection, routing: Routing, principal: Principal, slug: str
-) -> None:
-    """Drop the admins' entry for a persona, so the file's or the built-in one applies again.
-
-    Raises:
-        Forbidden: not an admin. NotFound: admins set nothing for this persona.
-    """
-    principal.require("policy.manage", "only admins change the routing policy")
-    before = await queries.admin_personas(conn)
-    if not await queries.delete_persona(conn, slug):
-        raise NotFound(f"admins set no policy for persona {slug!r}")
-    routing.drop_snapshot()
-    await audit_service.record(
-        conn,
-        principal,
-        "persona.delete",
-        target_type="persona",
-        target_id=slug,
-        before={"workspaces": list(before[slug])},
-        after=None,
-    )
-
-
-# --- searching ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Searched:
-    passages: list[Passage]  # best first
-    failures: list[Failure]
-    cache_hit: bool
-
-
-async def _search(
-    routing: Routing,
-    principal: Principal,
-    plan: _Plan,
-    workspaces: list[str],
-    query: str,
-    top_k: int,
-) -> _Searched:
-    """Search `workspaces` (which the caller may all see) through the cache."""
-    settings = routing.settings
-    key: Hashable = (
-        principal.user_id,
-        principal.workspace_scope,
-        plan.persona,
-        tuple(workspaces),
-        query,
-        top_k,
-    )
-    cached = routing.cache.get(key) if routing.cache.enabled else None
-    if cached is not None:
-        return _Searched(cached, [], cache_hit=True)
-    since = routing.cache.snapshot(workspaces)
-    embedder = _QueryOnce(routing.embedder)
-    gate = asyncio.Semaphore(_parallel(settings))
-    loop = asyncio.get_running_loop()
-    timeout_s = settings.fanout_timeout_ms / 1000
-    deadline = loop.time() + timeout_s
-
-    async def one(slug: str) -> list[Passage]:
-        target = plan.targets[slug]
-        license_id = policy.license_of(plan.layers, slug).license
-        if target.remote_url is not None:
-            bearer = None
-            if target.remote_token_encrypted is not None:
-                bearer = routing.box.open(target.remote_token_encrypted)
-                if bearer is None:
-                    raise remote.RemoteFailed("its bearer was sealed under another SECRET_KEY")
-            return await remote.search(
-                routing.http,
-                base_url=target.remote_url,
-                bearer=bearer,
-                workspace=slug,
-                license_id=license_id,
-                query=query,
-                top_k=top_k,
-                deadline=deadline,
-            )
-        async with gate, routing.db.read() as conn:
-            hits = await search_service.rank(
-                conn,
-                principal,
-                embedder,
-                settings,
-                SearchRequest(query=query, workspaces=[slug], top_k=top_k),
-            )
-        return [
-            Passage(
-                workspace=slug,
-                license=license_id,
-                title=hit.title,
-                text=hit.text,
-                score=hit.score,
-                document_id=hit.document_id,
-                chunk_id=hit.chunk_id,
-                heading_path=tuple(hit.heading_path),
-            )
-            for hit in hits
-        ]
-
-    found: Found = await fan_out(workspaces, one, timeout_s=timeout_s)
-    passages = context.ranked(found.passages)
-    if not found.failures:
-        routing.cache.put(key, passages, workspaces, since)
-    return _Searched(passages, _told(principal, plan, found.failures), cache_hit=False)
-
-
-def _told(principal: Principal, plan: _Plan, failures: list[Failure]) -> list[Failure]:
-    """The failures as the caller may read them: why a remote workspace failed is for admins
-    (and the log). Told to everyone, a refused connection, a timeout or a remote's 403 would
-    map the network behind the server; others learn only that it failed."""
-    remote = {f.workspace for f in failures if plan.targets[f.workspace].remote_url is not None}
-    for failure in failures:
-        if failure.workspace in remote:
-            logger.warning("remote workspace %s failed: %s", failure.workspace, failure.reason)
-    if principal.shown("workspaces.manage"):
-        return failures
-    return [
-        Failure(workspace=f.workspace, reason=REMOTE_FAILED) if f.workspace in remote else f
-        for f in failures
-    ]
-
-
-async def _snapshot(routing: Routing, *, fresh: bool = False) -> _Snapshot:
-    """The admins' personas and the workspaces, from memory while fresh, else read in one short
-    transaction (none is held while fanning out)."""
-    snapshot = routing.snapshot
-    if not fresh and snapshot is not None and snapshot.expires_at > time.monotonic():
-        return snapshot
-    epoch = routing.snapshot_epoch
-    async with routing.db.read() as conn:
-        admin = await queries.admin_personas(conn)
-        targets = await workspaces_service.every_workspace_target(conn)
-    snapshot = _Snapshot(admin, targets, time.monotonic() + routing.settings.cache_ttl_s)
-    # A change notified while this was read may not be in it: then it serves this request only.
-    if routing.snapshot_epoch == epoch:
-        routing.snapshot = snapshot
-    return snapshot
-
-
-async def _planned(
-    routing: Routing, principal: Principal, persona: str | None, *, named: Sequence[str] = ()
-) -> _Plan:
-    """The request's plan. A workspace the caller `named` that the snapshot lacks may have been
-    created since it was taken (its notification still on the way): read again before calling
-    it unknown."""
-    snapshot = await _snapshot(routing)
-    known = {t.slug for t in snapshot.targets}
-    if any(slug not in known for slug in named):
-        snapshot = await _snapshot(routing, fresh=True)
-    layers = Layers(
-        mode=routing.settings.routing_mode,
-        default_persona=routing.settings.default_persona or None,
-        file=routing.file,
-        admin=snapshot.admin,
-        workspaces={t.slug: t.license for t in snapshot.targets},
-    )
-    # The personas only: the whole effective policy (every license) is not needed per request.
-    personas = policy.personas(layers)
-    resolved = policy.resolve_persona(
-        personas, explicit=persona, bound=principal.persona, default=layers.default_persona
-    )
-    targets = {t.slug: t for t in workspaces_service.searchable(principal, snapshot.targets)}
-    route = policy.route(layers, resolved, list(targets), merged=personas)
-    return _Plan(layers, resolved, route, targets)
-
-
-def _results(searched: _Searched) -> list[KnowledgeResult]:
-    return [
-        KnowledgeResult(
-            workspace=p.workspace,
-            document_id=p.document_id,
-            chunk_id=p.chunk_id,
-            title=p.title,
-            text=p.text,
-            score=p.score,
-            license=p.license,
-            heading_path=list(p.heading_path),
-        )
-        for p in searched.passages
-    ]
 
 
 async def context_block(
-    routing: Routing, principal: Principal, request: ContextRequest
+    state: RoutingState, principal: Principal, request: ContextRequest
 ) -> ContextBlock:
     """A context block for a system prompt, from the persona's workspaces.
 
@@ -523,16 +47,16 @@ async def context_block(
     principal.require("search", "your role may not search")
     text = request.query
     if text is None and request.session_id is not None:
-        text = routing.messages.get(principal.user_id, request.session_id)
+        text = state.messages.get(principal.user_id, request.session_id)
     if text is None:
         raise ValidationFailed(
             "query: send a query, or a session_id whose last user message was stored",
             details=[{"loc": ["body", "query"]}],
         )
-    query = search_service.checked_query(routing.settings, text)
-    plan = await _planned(routing, principal, request.persona)
-    searched = await _search(routing, principal, plan, plan.route.workspaces, query, request.top_k)
-    block = context.build(searched.passages, request.token_budget or routing.settings.token_budget)
+    query = search_service.checked_query(state.settings, text)
+    plan = await planned(state, principal, request.persona)
+    gathered = await gather(state, principal, plan, plan.route.workspaces, query, request.top_k)
+    block = context.build(gathered.passages, request.token_budget or state.settings.token_budget)
     return ContextBlock(
         block=block.text,
         persona=plan.persona,
@@ -549,14 +73,14 @@ async def context_block(
             )
             for i, p in enumerate(block.passages, start=1)
         ],
-        failures=searched.failures,
-        cache_hit=searched.cache_hit,
+        failures=gathered.failures,
+        cache_hit=gathered.cache_hit,
         tokens=block.tokens,
         missing_workspaces=plan.route.missing,
     )
 
 
-def remember_message(routing: Routing, principal: Principal, session_id: str, text: str) -> None:
+def remember_message(state: RoutingState, principal: Principal, session_id: str, text: str) -> None:
     """Keep a session's last user message, so its context block can be asked for by session:
     checked now as it will be checked then, so that the store holds only what could be used.
 
@@ -565,12 +89,12 @@ def remember_message(routing: Routing, principal: Principal, session_id: str, te
         CORPUS_MAX_QUERY_CHARS (nothing is stored).
     """
     principal.require("search", "your role may not search")
-    text = search_service.checked_query(routing.settings, text, name="text")
-    routing.messages.put(principal.user_id, session_id, text)
+    text = search_service.checked_query(state.settings, text, name="text")
+    state.messages.put(principal.user_id, session_id, text)
 
 
 async def routed_search(
-    routing: Routing,
+    state: RoutingState,
     principal: Principal,
     query: str,
     *,
@@ -585,24 +109,13 @@ async def routed_search(
         unknown persona.
     """
     principal.require("search", "your role may not search")
-    query = search_service.checked_query(routing.settings, query)
-    plan = await _planned(routing, principal, persona, named=workspaces or ())
-    chosen = plan.route.workspaces
-    if workspaces is not None:
-        wanted = set(workspaces)
-        chosen = [w for w in chosen if w in wanted]
-    searched = await _search(routing, principal, plan, chosen, query, top_k)
-    return KnowledgeResults(
-        results=_results(searched),
-        failures=searched.failures,
-        cache_hit=searched.cache_hit,
-        persona=plan.persona,
-        workspaces=chosen,
+    return await _knowledge(
+        state, principal, query, top_k, within=workspaces, routed=True, persona=persona
     )
 
 
 async def knowledge_search(
-    routing: Routing, principal: Principal, request: KnowledgeSearch
+    state: RoutingState, principal: Principal, request: KnowledgeSearch
 ) -> KnowledgeResults:
     """The Anvil contract's single-workspace call: the workspace is the key's.
 
@@ -616,20 +129,18 @@ async def knowledge_search(
             "this call searches the API key's workspace: use a key bound to one workspace, "
             "or POST /v1/knowledge/search-multi"
         )
-    query = search_service.checked_query(routing.settings, request.query)
-    plan = await _planned(routing, principal, None, named=[principal.workspace_scope])
-    chosen = [w for w in [principal.workspace_scope] if w in plan.targets]
-    searched = await _search(routing, principal, plan, chosen, query, request.top_k)
-    return KnowledgeResults(
-        results=_results(searched),
-        failures=searched.failures,
-        cache_hit=searched.cache_hit,
-        workspaces=chosen,
+    return await _knowledge(
+        state,
+        principal,
+        request.query,
+        request.top_k,
+        within=[principal.workspace_scope],
+        routed=False,
     )
 
 
 async def knowledge_search_multi(
-    routing: Routing, principal: Principal, request: KnowledgeSearchMulti
+    state: RoutingState, principal: Principal, request: KnowledgeSearchMulti
 ) -> KnowledgeResults:
     """The Anvil contract's multi call: one key and an allowlist of workspaces, searched in
     the allowlist's order; one the caller may not search is reported as a failure.
@@ -638,26 +149,79 @@ async def knowledge_search_multi(
         Forbidden: the role may not search. ValidationFailed: a blank or too long query.
     """
     principal.require("search", "your role may not search")
-    query = search_service.checked_query(routing.settings, request.query)
-    wanted = list(dict.fromkeys(request.workspaces))
-    plan = await _planned(routing, principal, None, named=wanted)
-    chosen = [w for w in wanted if w in plan.targets]
-    refused = [
-        Failure(workspace=w, reason=f"not_found: no workspace named {w!r} that you may search")
-        for w in wanted
-        if w not in plan.targets
-    ]
-    searched = await _search(routing, principal, plan, chosen, query, request.top_k)
+    return await _knowledge(
+        state,
+        principal,
+        request.query,
+        request.top_k,
+        within=list(dict.fromkeys(request.workspaces)),
+        routed=False,
+        report_refused=True,
+    )
+
+
+async def _knowledge(
+    state: RoutingState,
+    principal: Principal,
+    text: str,
+    top_k: int,
+    *,
+    within: Sequence[str] | None,
+    routed: bool,
+    persona: str | None = None,
+    report_refused: bool = False,
+) -> KnowledgeResults:
+    """The Anvil-shaped reply. `routed`: the persona's route, narrowed to `within` when given
+    (`rag_search`, which names the persona it routed by); else `within` itself in its order,
+    as far as the caller may search it, and with `report_refused` the rest as failures.
+
+    Raises:
+        ValidationFailed: a blank or too long query, or an unknown persona.
+    """
+    query = search_service.checked_query(state.settings, text)
+    plan = await planned(state, principal, persona, named=within or ())
+    if routed:
+        chosen = plan.route.workspaces
+        if within is not None:
+            wanted = set(within)
+            chosen = [w for w in chosen if w in wanted]
+    else:
+        chosen = [w for w in within or () if w in plan.targets]
+    refused: list[Failure] = []
+    if report_refused:
+        refused = [
+            Failure(workspace=w, reason=f"not_found: no workspace named {w!r} that you may search")
+            for w in within or ()
+            if w not in plan.targets
+        ]
+    gathered = await gather(state, principal, plan, chosen, query, top_k)
     return KnowledgeResults(
-        results=_results(searched),
-        failures=[*refused, *searched.failures],
-        cache_hit=searched.cache_hit,
+        results=_results(gathered),
+        failures=[*refused, *gathered.failures],
+        cache_hit=gathered.cache_hit,
+        persona=plan.persona if routed else None,
         workspaces=chosen,
     )
 
 
+def _results(gathered: Gathered) -> list[KnowledgeResult]:
+    return [
+        KnowledgeResult(
+            workspace=p.workspace,
+            document_id=p.document_id,
+            chunk_id=p.chunk_id,
+            title=p.title,
+            text=p.text,
+            score=p.score,
+            license=p.license,
+            heading_path=list(p.heading_path),
+        )
+        for p in gathered.passages
+    ]
+
+
 async def routed_workspaces(
-    conn: ReadConnection, routing: Routing, principal: Principal
+    conn: ReadConnection, state: RoutingState, principal: Principal
 ) -> RoutedWorkspaces:
     """`rag_workspaces`: the workspaces the caller may search, with their effective licenses.
 
@@ -665,7 +229,7 @@ async def routed_workspaces(
         Forbidden: the role may not search.
     """
     principal.require("search", "your role may not search")
-    layers = await _layers(conn, routing)
+    layers = await read_layers(conn, state)
     targets = {t.slug: t for t in await workspaces_service.workspace_targets(conn, principal)}
     items = []
     for workspace in await workspaces_service.list_workspaces(conn, principal):
@@ -685,7 +249,7 @@ async def routed_workspaces(
     return RoutedWorkspaces(items=items)
 
 
-async def persona_scope(routing: Routing, principal: Principal, persona: str) -> list[str]:
+async def persona_scope(state: RoutingState, principal: Principal, persona: str) -> list[str]:
     """The local workspaces a question asked as `persona` searches, in the persona's order,
     within what the caller may see (the answering agents search through `search`, which knows
     no remote workspace).
@@ -693,29 +257,15 @@ async def persona_scope(routing: Routing, principal: Principal, persona: str) ->
     Raises:
         ValidationFailed: no layer of the policy knows the persona.
     """
-    plan = await _planned(routing, principal, persona)
+    plan = await planned(state, principal, persona)
     return [slug for slug in plan.route.workspaces if plan.targets[slug].remote_url is None]
 
 
-def cache_stats(routing: Routing, principal: Principal) -> CacheStats:
+def cache_stats(state: RoutingState, principal: Principal) -> CacheStats:
     """The cache's figures in this process.
 
     Raises:
         Forbidden: not an admin.
     """
     principal.require("cache.read", "only admins read the cache's figures")
-    return routing.cache.stats()
-
-
-def invalidate(routing: Routing, workspace: str) -> None:
-    """A workspace changed, or with an empty name the admins' policy did (the notification
-    arrived): drop what the cache holds of it, and the policy snapshot."""
-    routing.drop_snapshot()
-    if workspace:
-        routing.cache.invalidate(workspace)
-
-
-def forget_everything(routing: Routing) -> None:
-    """The notifications were (re)connected: changes may have been missed meanwhile."""
-    routing.drop_snapshot()
-    routing.cache.clear()
+    return state.cache.stats()

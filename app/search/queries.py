@@ -11,13 +11,14 @@ from sqlalchemy import insert, text
 
 from app.db.engine import ReadConnection, WriteConnection
 from app.db.tables import questions
+from app.search.schemas import Door
 
 
 async def record_question(
     conn: WriteConnection,
     *,
     user_id: UUID | None,
-    door: str,
+    door: Door,
     query: str,
     mode: str,
     best_similarity: float | None,

@@ -1,6 +1,7 @@
-"""Search and ask, as both doors offer them: the request checked, its workspaces resolved through
-the workspaces service, the ranking (`app.rag.retrieval`) run, and the question recorded with
-the door it came through. A question that finds nothing is a documentation gap."""
+"""Search, as every door offers it (and as asking's runs use it): the request checked, its
+workspaces resolved through the workspaces service, the ranking (`app.rag.retrieval`) run, and
+the question recorded with the door it came through. A question that finds nothing is a
+documentation gap."""
 
 from __future__ import annotations
 
@@ -10,17 +11,16 @@ from datetime import UTC, datetime, timedelta
 from uuid import UUID
 
 import numpy as np
-from pydantic import ValidationError
 
 from app.access.principal import Principal
 from app.config import Settings
 from app.db.engine import ReadConnection, SideReads, WriteConnection
 from app.errors import ValidationFailed
-from app.rag import extractive, retrieval
-from app.rag.embeddings.base import Embedder
-from app.rag.schemas import Answer, SearchHit, SearchRequest, SearchResult
+from app.rag import retrieval
+from app.rag.embeddings.base import Embedder, QueryEmbedder
+from app.rag.schemas import SearchHit
 from app.search import queries
-from app.search.schemas import Gap, Gaps
+from app.search.schemas import Door, Gap, Gaps, SearchRequest, SearchResult
 from app.workspaces import service as workspaces_service
 
 logger = logging.getLogger(__name__)
@@ -46,7 +46,7 @@ def checked_query(settings: Settings, text: str, *, name: str = "query") -> str:
 async def rank(
     conn: ReadConnection,
     principal: Principal,
-    embedder: Embedder,
+    embedder: QueryEmbedder,
     settings: Settings,
     request: SearchRequest,
     *,
@@ -87,7 +87,7 @@ async def record_question(
     principal: Principal,
     question: str,
     *,
-    door: str,
+    door: Door,
     mode: str,
     best_similarity: float | None,
     hit_count: int,
@@ -109,11 +109,11 @@ async def record_question(
 async def search(
     conn: WriteConnection,
     principal: Principal,
-    embedder: Embedder,
+    embedder: QueryEmbedder,
     settings: Settings,
     request: SearchRequest,
     *,
-    door: str = "api",
+    door: Door = "api",
     document_ids: list[UUID] | None = None,
     side: SideReads | None = None,
 ) -> SearchResult:
@@ -143,34 +143,6 @@ async def search(
     # appears in documents it cannot see. The field stays (API.md) and says nothing.
     logger.info("search (%s, %s): %d hits in %.1f ms", door, request.mode, len(hits), took_ms)
     return SearchResult(hits=hits, took_ms=0.0)
-
-
-async def ask(
-    conn: WriteConnection,
-    principal: Principal,
-    embedder: Embedder,
-    settings: Settings,
-    question: str,
-    *,
-    mode: str,
-    door: str,
-    workspaces: list[str] | None = None,
-    document_ids: list[UUID] | None = None,
-) -> Answer:
-    """Answer a question extractively (the best passages, cited), recording it as a search:
-    the answer when no model is configured.
-
-    Raises:
-        ValidationFailed: a blank, too long or malformed question, or an unknown workspace.
-    """
-    try:
-        request = SearchRequest(query=question, workspaces=workspaces, top_k=extractive.PASSAGES)
-    except ValidationError as exc:
-        raise ValidationFailed.from_pydantic(exc) from None
-    result = await search(
-        conn, principal, embedder, settings, request, door=door, document_ids=document_ids
-    )
-    return extractive.answer(result.hits, mode=mode)
 
 
 # Wordings whose vectors are at least this similar are one gap ("how do I roll back a deploy",

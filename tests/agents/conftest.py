@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from app.access.principal import Principal
-from app.agents import answer
 from app.agents.models import Models, NoModels
 from app.agents.run import Budget, Run
+from app.asking import service as asking_service
+from app.asking.answering import Asking
 from app.asking.schemas import AskRequest, Event
 from app.auth import service as auth_service
 from app.config import Settings
@@ -75,18 +76,14 @@ class World:
                 max_tool_calls=10,
                 max_context_chars=10_000,
             ),
-            limits=self.corpus.app.state.resources.limits,
+            model_calls=self.corpus.app.state.resources.limits.model_calls,
         )
 
-    def services(self, models: Models, **settings: object) -> answer.Services:
-        resources = self.corpus.app.state.resources
-        return answer.Services(
-            settings=self.settings.model_copy(update=settings) if settings else self.settings,
-            embedder=resources.embedder,
-            models=models,
-            transaction=self.corpus.db.write,
-            limits=resources.limits,
-        )
+    def services(self, models: Models, **settings: object) -> Asking:
+        """The running app's, with `models` and `settings` in place of its own."""
+        asking: Asking = self.corpus.app.state.resources.asking()
+        changed = self.settings.model_copy(update=settings) if settings else self.settings
+        return dataclasses.replace(asking, models=models, settings=changed)
 
 
 # One server and database for the package: each test makes what it changes its own.
@@ -129,7 +126,7 @@ def swap_models(world: World) -> Iterator[Callable[..., None]]:
 
 async def run(
     world: World,
-    services: answer.Services,
+    services: Asking,
     principal: Principal,
     question: str,
     *,
@@ -141,12 +138,5 @@ async def run(
     request = AskRequest.model_validate(
         {"question": question, "mode": mode, "document_ids": document_ids, "writes": writes}
     )
-    prepared = await answer.prepare(
-        world.corpus.db.write,
-        principal,
-        services.settings,
-        request,
-        routing=world.corpus.app.state.resources.routing,
-        in_chat=False,
-    )
-    return [event async for event in answer.answer(services, principal, prepared, door="api")]
+    prepared = await asking_service.prepare(services, principal, request, in_chat=False)
+    return [event async for event in asking_service.ask(services, principal, prepared, door="api")]

@@ -9,7 +9,8 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
-from app.asking.limits import AnswerLimits, ModelGate, Person
+from app.agents.gate import ModelGate, Person
+from app.asking.limits import AnswerLimits
 
 ONE, TWO, THREE = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
 

@@ -53,7 +53,7 @@ async def test_an_access_token_carries_exactly_its_persons_role(conn: AsyncConne
         WriteConnection(ReadConnection(conn)), token, resource=MCP
     )
     assert principal is not None
-    assert (principal.user_id, principal.role, principal.door) == (
+    assert (principal.user_id, principal.role, principal.credential) == (
         person.user.id,
         "editor",
         "oauth",

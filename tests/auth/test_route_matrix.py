@@ -19,7 +19,7 @@ from app.auth import service as auth_service
 from app.db.engine import ReadConnection, WriteConnection
 from app.documents import service as documents_service
 from app.documents.schemas import DocumentCreate
-from app.routing import service as routing_service
+from app.routing import admin as routing_admin
 from app.routing.schemas import PersonaUpdate
 from app.workspaces import service as workspaces_service
 from app.workspaces.schemas import WorkspaceCreate
@@ -69,7 +69,7 @@ Request = Callable[[World], Awaitable[tuple[str, str, Any]]]
 
 async def _delete_persona(world: World) -> tuple[str, str, Any]:
     slug = f"p-{uuid.uuid4().hex[:8]}"
-    await routing_service.set_persona(
+    await routing_admin.set_persona(
         world.write,
         world.app.state.resources.routing,
         LOCAL_ADMIN,

@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import text
 
 from app.access.principal import Principal
-from app.agents import jobs
+from app.asking import jobs, records
 from app.asking import service as asking_service
 from app.auth import service as auth_service
 from app.config import Settings
@@ -182,22 +182,18 @@ async def test_a_job_whose_process_died_is_marked_failed_with_a_reason(corpus: R
     principal = await _principal(corpus, owner)
     async with corpus.db.write() as conn:
         # A job leased to a process that never renews it: its lease has already run out.
-        dead = await asking_service.create_job(
-            conn, principal, "Rollbacks?", worker="gone:1", lease_s=-1
-        )
-        orphan = await asking_service.create_job(
-            conn, principal, "Retries?", worker="gone:1", lease_s=-1
-        )
+        dead = await records.create_job(conn, principal, "Rollbacks?", worker="gone:1", lease_s=-1)
+        orphan = await records.create_job(conn, principal, "Retries?", worker="gone:1", lease_s=-1)
     async with mcp_client(corpus.mcp_url, owner.key) as client:
         result = _ok(await client.call_tool("research_result", {"job_id": str(dead)}))
     assert result["status"] == "failed"
-    assert result["answer"] == asking_service.ABANDONED
+    assert result["answer"] == records.ABANDONED
     # Housekeeping marks the others, read or not.
     counts = await prune_expired(corpus.db)
     assert counts["abandoned research jobs"] >= 1
     async with corpus.db.write() as conn:
         job = await asking_service.get_job(conn, principal, orphan)
-    assert (job.status, job.error) == ("failed", asking_service.ABANDONED)
+    assert (job.status, job.error) == ("failed", records.ABANDONED)
 
 
 async def test_a_server_that_shuts_down_marks_its_running_jobs_failed(corpus: Running) -> None:

@@ -18,8 +18,9 @@ from app.config import Settings
 from app.db.engine import ReadConnection
 from app.rag import queries, retrieval
 from app.rag.embeddings import make_embedder
-from app.rag.schemas import SearchMode, SearchRequest
+from app.rag.schemas import SearchMode
 from app.search import service as search_service
+from app.search.schemas import SearchRequest
 from tests.accounts import authorize
 
 # Filler words the keyword half drops (stopwords) and that the test documents do not share.

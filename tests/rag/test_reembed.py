@@ -16,8 +16,8 @@ from app.db.engine import Database
 from app.documents import service as documents_service
 from app.documents.schemas import DocumentCreate
 from app.rag.embeddings import make_embedder
-from app.rag.schemas import SearchRequest
 from app.search import service as search_service
+from app.search.schemas import SearchRequest
 from app.system import service as system_service
 from app.system.service import EmbeddingModelMismatch
 from tests.support import PROJECT_ROOT, child_env, make_settings, migrated_database

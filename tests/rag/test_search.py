@@ -19,8 +19,9 @@ from app.documents import service as documents_service
 from app.documents.schemas import DocumentCreate, DocumentFilters
 from app.rag import queries, retrieval
 from app.rag.embeddings import make_embedder
-from app.rag.schemas import SearchMode, SearchRequest
+from app.rag.schemas import SearchMode
 from app.search import service as search_service
+from app.search.schemas import SearchRequest
 from tests.accounts import authorize, person
 
 

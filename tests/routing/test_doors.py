@@ -16,7 +16,7 @@ import pytest
 from mcp.types import CallToolResult, TextContent
 
 from app.config import Settings
-from app.routing import service as routing_service
+from app.routing import messages as routing_messages
 from app.routing.context import FOOTNOTE_LEAD
 from tests.accounts import Account
 from tests.mcp.conftest import mcp_client
@@ -228,8 +228,8 @@ async def test_a_callers_flood_of_session_messages_evicts_only_its_own(
     per_caller: int,
 ) -> None:
     # The store's bounds made small, so that a flood of 30 messages passes them.
-    monkeypatch.setattr(routing_service, "SESSION_MESSAGES", capacity)
-    monkeypatch.setattr(routing_service, "SESSION_MESSAGES_PER_CALLER", per_caller, raising=False)
+    monkeypatch.setattr(routing_messages, "SESSION_MESSAGES", capacity)
+    monkeypatch.setattr(routing_messages, "SESSION_MESSAGES_PER_CALLER", per_caller)
     async with run_fresh_corpus(server_url, data_dir, "corpus_session_flood") as running:
         victim, flooder = await running.account("viewer"), await running.account("viewer")
         longest = "x" * running.settings.max_query_chars

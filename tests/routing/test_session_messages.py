@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from uuid import uuid4
 
-from app.routing.service import SessionMessages
+from app.routing.messages import SessionMessages
 from tests.routing.test_cache import Clock
 
 

@@ -17,7 +17,22 @@ class EmbeddingError(Unavailable):
     """The embedding provider failed (network, quota, a bad reply); the message names no key."""
 
 
-class Embedder(Protocol):
+class QueryEmbedder(Protocol):
+    """What ranking needs of an embedder: a search query's vector. Retrieval, search and
+    routing take this, so that whatever answers a query's vector (the bench's precomputed
+    vectors, routing's once-per-request wrapper) needs no other member; every `Embedder` is
+    one."""
+
+    async def embed_query(self, text: str) -> Vectors:
+        """The vector of one search query, shape (dim,).
+
+        Raises:
+            EmbeddingError: the provider failed.
+        """
+        ...
+
+
+class Embedder(QueryEmbedder, Protocol):
     """Turns text into unit vectors for cosine similarity.
 
     Passages and queries go through different methods because some models embed them
@@ -42,14 +57,6 @@ class Embedder(Protocol):
 
     async def embed_passages(self, texts: Sequence[str]) -> Vectors:
         """Vectors of `texts`, shape (len(texts), dim).
-
-        Raises:
-            EmbeddingError: the provider failed.
-        """
-        ...
-
-    async def embed_query(self, text: str) -> Vectors:
-        """The vector of one search query, shape (dim,).
 
         Raises:
             EmbeddingError: the provider failed.

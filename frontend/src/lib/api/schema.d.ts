@@ -1051,9 +1051,7 @@ export interface components {
             /** Citations */
             citations: components["schemas"]["Citation"][];
             /** Trace */
-            trace: {
-                [key: string]: unknown;
-            }[];
+            trace: components["schemas"]["Step"][];
             /**
              * Created At
              * Format: date-time

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.agents.routing import route
+from app.agents.mode import choose_mode
 
 
 @pytest.mark.parametrize(
@@ -20,9 +20,9 @@ from app.agents.routing import route
 def test_auto_picks_deep_only_on_clear_signs_and_says_why(
     question: str, mode: str, reason: str
 ) -> None:
-    assert route("auto", question) == (mode, reason)
+    assert choose_mode("auto", question) == (mode, reason)
 
 
 def test_an_asked_mode_is_kept() -> None:
-    assert route("fast", "Compare A and B") == ("fast", "fast mode was asked for")
-    assert route("deep", "Where is it?") == ("deep", "deep mode was asked for")
+    assert choose_mode("fast", "Compare A and B") == ("fast", "fast mode was asked for")
+    assert choose_mode("deep", "Where is it?") == ("deep", "deep mode was asked for")

@@ -13,11 +13,11 @@ import socket
 from uuid import UUID
 
 from app.access.principal import Principal
-from app.agents.answer import Question, Services, answer_once
-from app.asking import service as asking_service
+from app.asking import records
+from app.asking.answering import Asking, Question, collect
 from app.asking.limits import JobTicket
+from app.asking.schemas import Answer
 from app.errors import AppError
-from app.rag.schemas import Answer
 
 logger = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ class Jobs:
         self._tasks: dict[UUID, asyncio.Task[Answer]] = {}
         self.worker = f"{socket.gethostname()}:{os.getpid()}"
 
-    async def start(self, services: Services, principal: Principal, question: str) -> UUID:
+    async def start(self, asking: Asking, principal: Principal, question: str) -> UUID:
         """Store a job for the question and start running it, or queue it behind the caller's
         running jobs (`AnswerLimits.queued_ahead`).
 
@@ -39,10 +39,10 @@ class Jobs:
             Forbidden: the role may not ask. RateLimited: the caller has as many unfinished
             jobs as one person may.
         """
-        lease = services.settings.research_lease_s
-        limits = services.limits
-        async with services.transaction() as conn:
-            job_id = await asking_service.create_job(
+        lease = asking.settings.research_lease_s
+        limits = asking.limits
+        async with asking.transaction() as conn:
+            job_id = await records.create_job(
                 conn,
                 principal,
                 question,
@@ -52,7 +52,7 @@ class Jobs:
             )
         ticket = limits.enqueue_job(principal.user_id, job_id)
         task = asyncio.create_task(
-            self._run(services, job_id, principal, question, ticket),
+            self._run(asking, job_id, principal, question, ticket),
             name=f"research job {job_id}",
         )
         self._tasks[job_id] = task
@@ -72,70 +72,60 @@ class Jobs:
 
     async def _run(
         self,
-        services: Services,
+        asking: Asking,
         job_id: UUID,
         principal: Principal,
         question: str,
         ticket: JobTicket,
     ) -> Answer:
         # Renewed while it waits in line too: a queued job is unfinished, not abandoned.
-        heartbeat = asyncio.create_task(self._renew(services, job_id))
+        heartbeat = asyncio.create_task(self._renew(asking, job_id))
         try:
             await ticket.wait()
-            result = await answer_once(
-                services,
-                principal,
-                Question(text=question, mode="deep"),
-                door="mcp",
+            result = await collect(
+                asking, principal, Question(text=question, mode="deep"), door="mcp"
             )
         except AppError as exc:
-            failed = Answer(
-                answer=f"{exc.code}: {exc.message}",
-                citations=[],
-                mode="deep",
-                extractive=False,
-                status="failed",
-                job_id=str(job_id),
-            )
-            await self._finish(services, job_id, error=failed.answer)
+            failed = Answer.failed(job_id, f"{exc.code}: {exc.message}")
+            await self._finish(asking, job_id, error=failed.answer)
             return failed
         except asyncio.CancelledError:
-            await asyncio.shield(self._finish(services, job_id, error=SHUT_DOWN))
+            await asyncio.shield(self._finish(asking, job_id, error=SHUT_DOWN))
             raise
         finally:
             ticket.release()
             heartbeat.cancel()
             await asyncio.gather(heartbeat, return_exceptions=True)
-        await self._finish(services, job_id, result=result)
+        await self._finish(asking, job_id, result=result)
         return result
 
     async def _finish(
         self,
-        services: Services,
+        asking: Asking,
         job_id: UUID,
         *,
         result: Answer | None = None,
         error: str | None = None,
     ) -> None:
         try:
-            async with services.transaction() as conn:
-                await asking_service.finish_job(
+            async with asking.transaction() as conn:
+                await records.finish_job(
                     conn,
                     job_id,
-                    result=result.model_dump(mode="json") if result is not None else None,
+                    result=result,
                     error=error,
                 )
         except Exception as exc:
             # Its lease runs out and a reader marks it failed: nothing is left running.
             logger.warning("could not store research job %s (%s)", job_id, type(exc).__name__)
 
-    async def _renew(self, services: Services, job_id: UUID) -> None:
-        lease = services.settings.research_lease_s
+    async def _renew(self, asking: Asking, job_id: UUID) -> None:
+        lease = asking.settings.research_lease_s
         while True:
             await asyncio.sleep(lease / 3)
             try:
-                async with services.transaction() as conn:
-                    await asking_service.renew_job(conn, job_id, lease_s=lease)
+                async with asking.transaction() as conn:
+                    await records.renew_job(conn, job_id, lease_s=lease)
             except Exception as exc:
                 logger.warning("renewing research job %s failed (%s)", job_id, type(exc).__name__)
 

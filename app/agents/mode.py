@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 
-from app.asking.schemas import RunMode
-from app.rag.schemas import AskMode
+from app.agents.schemas import AskMode, RunMode
 
 _COMPARATIVE = re.compile(
     r"\b(compare[sd]?|comparing|comparison|versus|vs\.?|differences?\s+between|"
@@ -17,7 +16,7 @@ _COMPARATIVE = re.compile(
 LONG_BRIEF_WORDS = 60
 
 
-def route(mode: AskMode, question: str) -> tuple[RunMode, str]:
+def choose_mode(mode: AskMode, question: str) -> tuple[RunMode, str]:
     """The mode a question runs in, and the reason for it."""
     if mode == "fast":
         return "fast", "fast mode was asked for"

@@ -1,7 +1,8 @@
-"""The one entry point of asking: a question is routed to the fast agent or the deep
-orchestrator (or, with no model, answered extractively), and yields one stream of events:
-`mode`, then steps and tokens as they happen, then `done` with the checked citations — or
-`error`. HTTP streams it; MCP's tools collect it (`answer_once`).
+"""A run of the answering agents, from a checked question to its last event: the question is
+routed to the fast agent or the deep orchestrator (or, with no model, answered extractively),
+and yields one stream of events: `mode`, then steps and tokens as they happen, then `done` with
+the checked citations — or `error`. The chat's turn is recorded with the `done` event.
+`app.asking.service` is what the doors call; this is what it drives.
 
 The run is driven in a task of its own and its events go through a queue, so that closing the
 stream (a client that disconnects) cancels the run wherever it is: in a tool call, or waiting
@@ -14,23 +15,26 @@ import logging
 import time
 from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from pydantic import ValidationError
 
 from app.access.principal import Principal
 from app.agents import citations, prompts
 from app.agents.graph import deep_graph, react_graph
+from app.agents.mode import choose_mode
 from app.agents.models import ModelError, Models, classify
 from app.agents.nodes import AgentSpec
-from app.agents.routing import route
 from app.agents.run import Budget, Run
-from app.asking import service as asking_service
+from app.agents.schemas import SNIPPET_CHARS
+from app.asking import extractive, records
 from app.asking.limits import AnswerLimits
 from app.asking.schemas import (
-    AskRequest,
+    Answer,
+    AskMode,
     DoneEvent,
     ErrorEvent,
     Event,
@@ -42,32 +46,28 @@ from app.asking.schemas import (
 from app.config import Settings
 from app.db.engine import ShortTransaction, WriteConnection
 from app.documents import service as documents_service
-from app.errors import AppError
-from app.rag import extractive
+from app.errors import AppError, ValidationFailed
 from app.rag.embeddings.base import Embedder
-from app.rag.schemas import SNIPPET_CHARS, Answer, AskMode, Citation
-from app.routing import service as routing_service
-from app.routing.service import Routing
+from app.routing.state import RoutingState
 from app.search import service as search_service
-from app.workspaces import service as workspaces_service
+from app.search.schemas import Door, SearchRequest
 
 logger = logging.getLogger(__name__)
 
-# The turns of a chat a follow-up sees (the latest), and how much of each.
-HISTORY_TURNS = 10
-HISTORY_CHARS = 4000
-
 
 @dataclass(frozen=True)
-class Services:
-    """What a run needs from the process."""
+class Asking:
+    """What asking needs from the process (`Resources.asking()` builds it, for every door)."""
 
     settings: Settings
     embedder: Embedder
     models: Models
-    # One short transaction per call, committed at the end of its block.
+    # One short transaction per call, committed at the end of its block: a run holds no
+    # connection while the model thinks.
     transaction: ShortTransaction
     limits: AnswerLimits
+    # The persona routing policy, which gives a persona's workspaces.
+    routing: RoutingState
 
 
 @dataclass(frozen=True)
@@ -91,61 +91,6 @@ class Question:
     drawn_from: frozenset[UUID] = frozenset()
 
 
-async def prepare(
-    transaction: ShortTransaction,
-    principal: Principal,
-    settings: Settings,
-    request: AskRequest,
-    *,
-    routing: Routing,
-    in_chat: bool = True,
-) -> Question:
-    """Check a question before its run starts, so that bad input is an error of the door, and
-    (`in_chat`) read the history of the caller's chat `chat_id`; a new chat is made when the
-    first answer is kept, so a run that fails or is cancelled leaves none behind.
-
-    Raises:
-        Forbidden: the role may not ask, or may not write and asked to. ValidationFailed: a
-        blank or too long question, or an unknown workspace. NotFound: a chat or document the
-        caller does not have.
-    """
-    principal.require("search", "your role may not ask")
-    if request.writes != "off":
-        principal.require("documents.write", "writes: your role may not add documents")
-    text = search_service.checked_query(settings, request.question, name="question")
-    workspaces = request.workspaces
-    if request.persona and workspaces is None:
-        # The persona's workspaces by the routing policy (built-in, file, admins' layers), read
-        # before this call's own transaction opens: one pooled connection at a time.
-        workspaces = await routing_service.persona_scope(routing, principal, request.persona)
-    async with transaction() as conn:
-        await workspaces_service.search_scope(conn, principal, workspaces)
-        if request.document_ids:
-            await documents_service.require_visible(conn, principal, request.document_ids)
-        question = Question(
-            text=text,
-            mode=request.mode,
-            workspaces=workspaces,
-            document_ids=request.document_ids or None,
-            persona=request.persona if request.workspaces is None else None,
-            writes=request.writes,
-        )
-        if not in_chat:
-            return question
-        question = replace(question, in_chat=True)
-        if request.chat_id is None:
-            return question
-        earlier = await asking_service.follow_up(
-            conn, principal, request.chat_id, turns=HISTORY_TURNS, chars=HISTORY_CHARS
-        )
-    return replace(
-        question,
-        chat_id=earlier.chat_id,
-        history=earlier.history,
-        drawn_from=earlier.drawn_from,
-    )
-
-
 class RunFailed(AppError):
     """The run ended in an error event."""
 
@@ -153,16 +98,16 @@ class RunFailed(AppError):
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
-        self.code = code  # type: ignore[misc]  # the event's code, per instance
+        self.code = code
 
 
-async def answer(
-    services: Services, principal: Principal, question: Question, *, door: str
+async def stream(
+    asking: Asking, principal: Principal, question: Question, *, door: Door
 ) -> AsyncGenerator[Event, None]:
     """The events of one run, ending with `done` or `error`. Closing the iterator cancels the
     run."""
     queue: asyncio.Queue[Event | None] = asyncio.Queue()
-    task = asyncio.create_task(_drive(services, principal, question, door, queue.put_nowait))
+    task = asyncio.create_task(_drive(asking, principal, question, door, queue.put_nowait))
     try:
         while True:
             event = await queue.get()
@@ -175,8 +120,8 @@ async def answer(
         await asyncio.gather(task, return_exceptions=True)
 
 
-async def answer_once(
-    services: Services, principal: Principal, question: Question, *, door: str
+async def collect(
+    asking: Asking, principal: Principal, question: Question, *, door: Door
 ) -> Answer:
     """The run collected into one reply (MCP, which cannot stream).
 
@@ -184,7 +129,7 @@ async def answer_once(
         AppError: the run ended in an `error` event (a provider failure, a bad question).
     """
     mode, reason, steps = "fast", "", []
-    async with aclosing(answer(services, principal, question, door=door)) as events:
+    async with aclosing(stream(asking, principal, question, door=door)) as events:
         async for event in events:
             if isinstance(event, ModeEvent):
                 mode, reason = event.mode, event.reason
@@ -206,14 +151,14 @@ async def answer_once(
 
 
 async def _drive(
-    services: Services,
+    asking: Asking,
     principal: Principal,
     question: Question,
-    door: str,
+    door: Door,
     emit: Callable[[Event | None], None],
 ) -> None:
     try:
-        emit(await _run(services, principal, question, door, emit))
+        emit(await _run(asking, principal, question, door, emit))
     except ModelError as exc:
         emit(ErrorEvent(code=exc.code, message=exc.message))
     except AppError as exc:
@@ -240,26 +185,26 @@ def _budget(settings: Settings, mode: RunMode) -> Budget:
 
 
 async def _run(
-    services: Services,
+    asking: Asking,
     principal: Principal,
     question: Question,
-    door: str,
+    door: Door,
     emit: Callable[[Event | None], None],
 ) -> DoneEvent:
-    mode, reason = route(question.mode, question.text)
+    mode, reason = choose_mode(question.mode, question.text)
     if question.persona:
         reason += f"; persona {question.persona!r}: {', '.join(question.workspaces or [])}"
     emit(ModeEvent(mode=mode, reason=reason))
     run = Run(
         question=question.text,
         principal=principal,
-        settings=services.settings,
-        embedder=services.embedder,
-        models=services.models,
-        transaction=services.transaction,
+        settings=asking.settings,
+        embedder=asking.embedder,
+        models=asking.models,
+        transaction=asking.transaction,
         emit=emit,
-        budget=_budget(services.settings, mode),
-        limits=services.limits,
+        budget=_budget(asking.settings, mode),
+        model_calls=asking.limits.model_calls,
         door=door,
         writes=question.writes,
         workspaces=question.workspaces,
@@ -268,8 +213,8 @@ async def _run(
         drawn_from=question.drawn_from,
         react=react_graph(),
     )
-    if services.models.chat(mode) is None:
-        return await _extractive(services, principal, question, run, mode, door)
+    if asking.models.chat(mode) is None:
+        return await _extractive(asking, principal, question, run, mode, door)
     fell_back = False
     text: str | None = None
     if mode == "deep":
@@ -288,7 +233,7 @@ async def _run(
             logger.info("deep run failed (%s); falling back to fast", type(exc).__name__)
             run.step("fallback", "deep run failed: answering in fast mode instead", why)
             fell_back, mode = True, "fast"
-            run.budget = _budget(services.settings, "fast")
+            run.budget = _budget(asking.settings, "fast")
             run.stopped = None
     if mode == "fast":
         try:
@@ -297,7 +242,7 @@ async def _run(
         except TimeoutError:
             run.budget_hit("deadline")
             text = ""
-    return await _finish(services, principal, question, run, mode, door, text or "", fell_back)
+    return await _finish(asking, principal, question, run, mode, door, text or "", fell_back)
 
 
 def _history_messages(run: Run) -> list[BaseMessage]:
@@ -351,12 +296,12 @@ def _stopped_text(run: Run) -> str:
 
 
 async def _finish(
-    services: Services,
+    asking: Asking,
     principal: Principal,
     question: Question,
     run: Run,
     mode: RunMode,
-    door: str,
+    door: Door,
     text: str,
     fell_back: bool,
 ) -> DoneEvent:
@@ -365,14 +310,14 @@ async def _finish(
     elif run.stopped:
         text += f"\n\n_Stopped early: {run.stopped}._"
     retrieved = run.ledger.by_key()
-    async with services.transaction() as conn:
+    async with asking.transaction() as conn:
         readable = await documents_service.readable_chunks(
             conn, principal, [e.chunk_id for e in retrieved.values()]
         )
     checked = citations.check(text, retrieved, readable)
     for removed in checked.removed:
         run.step("citation", f"citation removed: {removed}")
-    async with services.transaction() as conn:
+    async with asking.transaction() as conn:
         await search_service.record_question(
             conn,
             principal,
@@ -382,85 +327,69 @@ async def _finish(
             best_similarity=run.ledger.best_similarity,
             hit_count=len(retrieved),
         )
-        return await _done(
-            conn,
-            principal,
-            question,
-            run,
-            mode,
-            checked.text,
-            checked.citations,
-            fell_back=fell_back,
+        answer = Answer(
+            answer=checked.text,
+            citations=checked.citations,
+            mode=mode,
             extractive=False,
+            fell_back=fell_back,
         )
+        return await _done(conn, question, run, mode, answer)
 
 
 async def _extractive(
-    services: Services,
+    asking: Asking,
     principal: Principal,
     question: Question,
     run: Run,
     mode: RunMode,
-    door: str,
+    door: Door,
 ) -> DoneEvent:
     run.step("search", f'search: "{question.text[:200]}"')
-    async with services.transaction() as conn:
-        result = await search_service.ask(
+    try:
+        request = SearchRequest(
+            query=question.text, workspaces=question.workspaces, top_k=extractive.PASSAGES
+        )
+    except ValidationError as exc:
+        raise ValidationFailed.from_pydantic(exc) from None
+    async with asking.transaction() as conn:
+        # Recorded as a search: a question that finds nothing is a documentation gap.
+        found = await search_service.search(
             conn,
             principal,
-            services.embedder,
-            services.settings,
-            question.text,
-            mode=mode,
+            asking.embedder,
+            asking.settings,
+            request,
             door=door,
-            workspaces=question.workspaces,
             document_ids=question.document_ids,
         )
-        return await _done(
-            conn,
-            principal,
-            question,
-            run,
-            mode,
-            result.answer,
-            result.citations,
-            fell_back=False,
-            extractive=True,
-        )
+        return await _done(conn, question, run, mode, extractive.answer(found.hits, mode=mode))
 
 
 async def _done(
-    conn: WriteConnection,
-    principal: Principal,
-    question: Question,
-    run: Run,
-    mode: RunMode,
-    text: str,
-    cited: list[Citation],
-    *,
-    fell_back: bool,
-    extractive: bool,
+    conn: WriteConnection, question: Question, run: Run, mode: RunMode, answer: Answer
 ) -> DoneEvent:
-    """The run's last event; in a chat, the turn is kept in the same transaction."""
+    """The run's last event, carrying `answer`; in a chat, the turn is kept in the same
+    transaction."""
     chat_id = question.chat_id
     if question.in_chat:
-        chat_id = await asking_service.record_turn(
+        chat_id = await records.record_turn(
             conn,
-            principal,
+            run.principal,
             question.chat_id,
             question=question.text,
-            answer=text,
+            answer=answer.answer,
             mode=mode,
-            citations=[c.model_dump(mode="json") for c in cited],
-            trace=run.trace_json(),
+            citations=answer.citations,
+            trace=run.trace,
             read_chunks=list(run.ledger.by_chunk),
         )
     return DoneEvent(
-        answer=text,
-        citations=cited,
+        answer=answer.answer,
+        citations=answer.citations,
         mode=mode,
-        fell_back=fell_back,
-        extractive=extractive,
+        fell_back=answer.fell_back,
+        extractive=answer.extractive,
         chat_id=chat_id,
         trace_id=run.trace_id,
     )

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.rag.schemas import Answer, Citation, SearchHit
+from app.asking.schemas import Answer, Citation
+from app.rag.schemas import SearchHit
 
 NOTE = (
     "Extractive answer: no answer model is configured on this server (ANSWER_PROVIDER), so "
