@@ -10,6 +10,7 @@ from urllib.parse import parse_qs, parse_qsl, urlsplit
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.oauth import service as oauth
+from app.oauth.documents import ClientDocuments, DocumentRefused, is_document_url
 from app.throttle import Throttle
 
 
@@ -114,6 +115,10 @@ class OAuthEdges:
       /authorize, /token or /revoke is `invalid_request` here, before the SDK's handlers send
       it to the database (an error redirect from /authorize would need a redirect URI we can
       trust, so the answer is a 400 in every case).
+    - Client ID Metadata Documents: the metadata advertises them, and at /authorize a
+      `client_id` that is a document's URL is fetched and checked first, so that a refusal is
+      an `invalid_client` naming its reason (the SDK would only say the client is unknown),
+      answered without a redirect: none of the document's redirect URIs is trusted yet.
     - Redirect URIs as sent: the SDK normalises them before anyone sees them, and reads a URI
       without a host (`https:///cb`) as one with a host (`https://cb/`). Registration checks our
       rule on the text (`invalid_redirect_uri`, RFC 7591); /authorize and /token refuse a
@@ -121,9 +126,17 @@ class OAuthEdges:
     """
 
     def __init__(
-        self, app: ASGIApp, *, resource: str, issuer: str, public_url: str, register_rate: str
+        self,
+        app: ASGIApp,
+        *,
+        resource: str,
+        issuer: str,
+        public_url: str,
+        register_rate: str,
+        documents: ClientDocuments,
     ) -> None:
         self.app = app
+        self.documents = documents
         self.resource = resource
         self.issuer = issuer  # as the metadata renders it, compared as a string by clients
         self.consent_url = f"{public_url}{oauth.CONSENT_PATH}?"
@@ -192,6 +205,13 @@ class OAuthEdges:
         if _hostless_redirect(fields):
             await _oauth_error(send, 400, "invalid_request", "redirect_uri: it has no host")
             return
+        client_id = parse_qs(fields).get("client_id", [""])[0]
+        if is_document_url(client_id):
+            try:
+                await oauth.document_client(self.documents, client_id)
+            except DocumentRefused as exc:
+                await _oauth_error(send, 400, "invalid_client", str(exc))
+                return
         await self.app(scope, receive, self._with_iss(send))
 
     def _with_iss(self, send: Send) -> Send:
@@ -235,6 +255,8 @@ class OAuthEdges:
             if start["status"] == 200:
                 document = json.loads(body)
                 document["authorization_response_iss_parameter_supported"] = True
+                # Clients (Claude Code, Codex, VS Code, opencode) then skip registration.
+                document["client_id_metadata_document_supported"] = True
                 # Public clients (PKCE, no secret) register with `none` and use it at /token;
                 # the SDK lists only the secret-bearing methods.
                 methods = document.get("token_endpoint_auth_methods_supported") or []

@@ -1168,6 +1168,8 @@ export interface components {
             client_id: string;
             /** Client Name */
             client_name: string;
+            /** Verified Domain */
+            verified_domain?: string | null;
             /** Redirect Hosts */
             redirect_hosts: string[];
             /** Scopes */
@@ -1206,6 +1208,8 @@ export interface components {
             client_name: string;
             /** Client Name Self Declared */
             client_name_self_declared: boolean;
+            /** Verified Domain */
+            verified_domain?: string | null;
             /** Redirect Host */
             redirect_host: string;
             /** Redirect Uri */
