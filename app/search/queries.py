@@ -23,8 +23,11 @@ async def record_question(
     mode: str,
     best_similarity: float | None,
     hit_count: int,
+    agent_key_id: UUID | None = None,
+    agent_client_id: str | None = None,
 ) -> None:
-    """Keep the question; one that found nothing is a documentation gap."""
+    """Keep the question, with the agent it came through; one that found nothing is a
+    documentation gap."""
     await conn.execute(
         insert(questions).values(
             user_id=user_id,
@@ -34,6 +37,8 @@ async def record_question(
             best_similarity=best_similarity,
             hit_count=hit_count,
             answered=hit_count > 0,
+            agent_key_id=agent_key_id,
+            agent_client_id=agent_client_id,
         )
     )
 

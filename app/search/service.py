@@ -103,6 +103,8 @@ async def record_question(
         mode=mode,
         best_similarity=best_similarity,
         hit_count=hit_count,
+        agent_key_id=principal.key_id,
+        agent_client_id=principal.client_id,
     )
 
 

@@ -26,8 +26,10 @@ async def corpus(settings: Settings, server_url: str, data_dir: Path) -> AsyncIt
 
 
 @asynccontextmanager
-async def mcp_client(url: str, bearer: str) -> AsyncIterator[Client]:
-    """The SDK's client over streamable HTTP, sending `Authorization: Bearer <bearer>`."""
+async def mcp_client(url: str, bearer: str, *, mode: str = "auto") -> AsyncIterator[Client]:
+    """The SDK's client over streamable HTTP, sending `Authorization: Bearer <bearer>`; `mode`
+    is the SDK's: "auto" (discover, the newest revision), "legacy" (the 2025-11-25 handshake)
+    or a revision pinned."""
     http = create_mcp_http_client(headers={"Authorization": f"Bearer {bearer}"})
-    async with http, Client(streamable_http_client(url, http_client=http)) as client:
+    async with http, Client(streamable_http_client(url, http_client=http), mode=mode) as client:
         yield client

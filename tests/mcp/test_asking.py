@@ -119,6 +119,54 @@ def _slow_deep_run(release: asyncio.Event) -> Any:
     return scripted(respond)
 
 
+@pytest.mark.parametrize(
+    ("mode", "revision"), [("legacy", "2025-11-25"), ("2026-07-28", "2026-07-28")]
+)
+async def test_each_revision_searches_asks_and_researches_to_a_job_it_collects(
+    corpus: Running, mode: str, revision: str
+) -> None:
+    # The SDK's client speaks 2025-11-25 with its handshake, or 2026-07-28 stateless; the door
+    # answers both alike, and deep research stays a job_id with research_result on both (the
+    # tasks extension is not served: docs/adr/0027).
+    viewer = await corpus.account("viewer")
+    release = asyncio.Event()
+    async with mcp_client(corpus.mcp_url, viewer.key, mode=mode) as client:
+        assert client.protocol_version == revision
+        found = _ok(await client.call_tool("search_docs", {"query": "roll back a deploy"}))
+        assert found["hits"][0]["title"] == "Deploy rollback"
+        refused = await client.call_tool("search_docs", {"query": ""})
+        assert refused.is_error is True
+
+        asked = scripted(
+            in_order(
+                calling(tool_call("search_corpus", query="roll back a deploy")),
+                calling(text="Run make rollback [1]."),
+            )
+        )
+        original = _swap(corpus, asked)
+        try:
+            answer = _ok(await client.call_tool("ask_docs", {"question": "How to roll back?"}))
+        finally:
+            corpus.app.state.resources = original
+        assert answer["answer"] == "Run make rollback [1]."
+
+        original = _swap(corpus, _slow_deep_run(release))
+        try:
+            started = _ok(await client.call_tool("deep_research", {"question": "Rollbacks?"}))
+            assert started["status"] == "running"
+            release.set()
+
+            async def done() -> bool:
+                result = _ok(
+                    await client.call_tool("research_result", {"job_id": started["job_id"]})
+                )
+                return bool(result["status"] == "done")
+
+            await eventually(done, "the research job finishes")
+        finally:
+            corpus.app.state.resources = original
+
+
 async def test_a_slow_deep_research_is_a_job_a_second_server_process_answers_to_its_owner_only(
     corpus: Running, tmp_path: Path
 ) -> None:

@@ -24,6 +24,7 @@ from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 from pydantic import AnyUrl
+from sqlalchemy import text
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -190,7 +191,9 @@ async def test_a_document_client_authorizes_with_pkce_calls_mcp_and_is_disconnec
         Client(streamable_http_client(corpus.mcp_url, http_client=http)) as client,
     ):
         me = await client.call_tool("whoami", {})
+        found = await client.call_tool("search_docs", {"query": "what the doc agent asked"})
     assert me.is_error is False
+    assert found.is_error is False
     assert (me.structured_content or {})["email"] == person.user.email
     # No registration: the client_id is the document's URL, and the screen names its domain.
     assert storage.client is not None
@@ -198,6 +201,16 @@ async def test_a_document_client_authorizes_with_pkce_calls_mcp_and_is_disconnec
     assert screens[0]["client_id"] == url
     assert screens[0]["verified_domain"] == website.base.removeprefix("https://")
     assert storage.tokens is not None
+
+    # The question names the person and the client it came through.
+    async with corpus.db.read() as conn:
+        asked = (
+            await conn.execute(
+                text("SELECT user_id, agent_client_id FROM questions WHERE query = :q"),
+                {"q": "what the doc agent asked"},
+            )
+        ).one()
+    assert tuple(asked) == (person.user.id, url)
 
     connections = (await browser.http.get("/api/me/connections")).json()["items"]
     assert [(c["client_id"], c["verified_domain"]) for c in connections] == [

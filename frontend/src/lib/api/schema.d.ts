@@ -992,6 +992,10 @@ export interface components {
             after: {
                 [key: string]: unknown;
             } | null;
+            /** Agent Key Id */
+            agent_key_id?: string | null;
+            /** Agent Client Id */
+            agent_client_id?: string | null;
         };
         /** CacheStats */
         CacheStats: {
