@@ -3,6 +3,7 @@ an OAuth client keeps: shared by the tests of the OAuth door."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import secrets
@@ -12,7 +13,14 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
-from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from mcp.client.auth import OAuthClientProvider
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthToken,
+)
+from pydantic import AnyUrl
 
 from tests.accounts import PASSWORD, Account
 from tests.running import Running
@@ -81,3 +89,41 @@ def pkce() -> tuple[str, str]:
     verifier = secrets.token_urlsafe(48)
     digest = hashlib.sha256(verifier.encode()).digest()
     return verifier, base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
+
+def oauth_client(
+    corpus: Running,
+    browser: Browser,
+    storage: MemoryStorage,
+    *,
+    name: str,
+    redirect_uri: str,
+    client_metadata_url: str | None = None,
+) -> OAuthClientProvider:
+    """The SDK's OAuth client for `corpus`, its browser step `browser` approving the consent
+    screen; it registers, or with `client_metadata_url` uses that document's URL (CIMD)."""
+    answered: asyncio.Future[AuthorizationCodeResult] = asyncio.get_running_loop().create_future()
+
+    async def redirect_handler(authorization_url: str) -> None:
+        answer = query(await browser.consent(authorization_url))
+        answered.set_result(
+            AuthorizationCodeResult(code=answer["code"], state=answer["state"], iss=answer["iss"])
+        )
+
+    async def callback_handler() -> AuthorizationCodeResult:
+        return await asyncio.wait_for(answered, timeout=30)
+
+    return OAuthClientProvider(
+        corpus.mcp_url,
+        OAuthClientMetadata(
+            client_name=name,
+            redirect_uris=[AnyUrl(redirect_uri)],
+            grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"],
+            token_endpoint_auth_method="none" if client_metadata_url else None,
+        ),
+        storage,
+        redirect_handler=redirect_handler,
+        callback_handler=callback_handler,
+        client_metadata_url=client_metadata_url,
+    )

@@ -13,6 +13,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from app.config import Settings
+from tests.accounts import Account
+from tests.mcp.browser import Browser, signed_in_browser
 from tests.running import Running, run_fresh_corpus
 
 
@@ -23,6 +25,18 @@ async def corpus(settings: Settings, server_url: str, data_dir: Path) -> AsyncIt
         server_url, data_dir, "corpus_mcp", register_rate_per_address="10000/hour"
     ) as running:
         yield running
+
+
+@pytest.fixture
+async def person(corpus: Running) -> Account:
+    """An editor of the module's Corpus, signed in by `browser`."""
+    return await corpus.account("editor")
+
+
+@pytest.fixture
+async def browser(corpus: Running, person: Account) -> AsyncIterator[Browser]:
+    async with signed_in_browser(corpus, person) as browser:
+        yield browser
 
 
 @asynccontextmanager

@@ -68,15 +68,19 @@ def _swap(corpus: Running, models: object) -> Any:
     return original
 
 
-async def test_ask_docs_answers_with_citations(corpus: Running) -> None:
-    viewer = await corpus.account("viewer")
-    models = scripted(
+def _fast_run() -> Any:
+    """A fast run: one search, then the answer citing it."""
+    return scripted(
         in_order(
             calling(tool_call("search_corpus", query="roll back a deploy")),
             calling(text="Run make rollback [1]."),
         )
     )
-    original = _swap(corpus, models)
+
+
+async def test_ask_docs_answers_with_citations(corpus: Running) -> None:
+    viewer = await corpus.account("viewer")
+    original = _swap(corpus, _fast_run())
     try:
         async with mcp_client(corpus.mcp_url, viewer.key) as client:
             answer = _ok(await client.call_tool("ask_docs", {"question": "How to roll back?"}))
@@ -137,13 +141,7 @@ async def test_each_revision_searches_asks_and_researches_to_a_job_it_collects(
         refused = await client.call_tool("search_docs", {"query": ""})
         assert refused.is_error is True
 
-        asked = scripted(
-            in_order(
-                calling(tool_call("search_corpus", query="roll back a deploy")),
-                calling(text="Run make rollback [1]."),
-            )
-        )
-        original = _swap(corpus, asked)
+        original = _swap(corpus, _fast_run())
         try:
             answer = _ok(await client.call_tool("ask_docs", {"question": "How to roll back?"}))
         finally:

@@ -20,10 +20,7 @@ import httpx
 import httpx2
 import pytest
 from mcp import Client
-from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
-from pydantic import AnyUrl
 from sqlalchemy import text
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -33,7 +30,7 @@ from starlette.routing import Route
 from app.kit.addresses import AddressRules, system_resolve
 from app.oauth.documents import MAX_DOCUMENT_BYTES, ClientDocuments, DocumentRefused
 from tests.accounts import Account
-from tests.mcp.browser import Browser, MemoryStorage, pkce, query, signed_in_browser
+from tests.mcp.browser import Browser, MemoryStorage, oauth_client, pkce
 from tests.running import Running, run_fresh_corpus
 from tests.tls import certificates, serving_tls
 
@@ -118,17 +115,6 @@ async def corpus(server_url: str, data_dir: Path, website: Website) -> AsyncIter
         yield running
 
 
-@pytest.fixture
-async def person(corpus: Running) -> Account:
-    return await corpus.account("editor")
-
-
-@pytest.fixture
-async def browser(corpus: Running, person: Account) -> AsyncIterator[Browser]:
-    async with signed_in_browser(corpus, person) as browser:
-        yield browser
-
-
 def authorize_url(corpus: Running, client_id: str, redirect_uri: str = REDIRECT_URI) -> str:
     _, challenge = pkce()
     params = {
@@ -158,32 +144,12 @@ async def test_a_document_client_authorizes_with_pkce_calls_mcp_and_is_disconnec
 ) -> None:
     url = website.serve("/agent/client.json")
     storage = MemoryStorage()
-    answered: asyncio.Future[AuthorizationCodeResult] = asyncio.get_running_loop().create_future()
-    screens: list[dict[str, Any]] = []
-
-    async def redirect_handler(authorization_url: str) -> None:
-        redirect_to = await browser.consent(authorization_url)
-        screens.append(json.loads(browser.seen[-1]))
-        answer = query(redirect_to)
-        answered.set_result(
-            AuthorizationCodeResult(code=answer["code"], state=answer["state"], iss=answer["iss"])
-        )
-
-    async def callback_handler() -> AuthorizationCodeResult:
-        return await asyncio.wait_for(answered, timeout=30)
-
-    auth = OAuthClientProvider(
-        corpus.mcp_url,
-        OAuthClientMetadata(
-            client_name="Doc Agent",
-            redirect_uris=[AnyUrl(REDIRECT_URI)],
-            grant_types=["authorization_code", "refresh_token"],
-            response_types=["code"],
-            token_endpoint_auth_method="none",
-        ),
+    auth = oauth_client(
+        corpus,
+        browser,
         storage,
-        redirect_handler=redirect_handler,
-        callback_handler=callback_handler,
+        name="Doc Agent",
+        redirect_uri=REDIRECT_URI,
         client_metadata_url=url,
     )
     async with (
@@ -198,8 +164,9 @@ async def test_a_document_client_authorizes_with_pkce_calls_mcp_and_is_disconnec
     # No registration: the client_id is the document's URL, and the screen names its domain.
     assert storage.client is not None
     assert storage.client.client_id == url
-    assert screens[0]["client_id"] == url
-    assert screens[0]["verified_domain"] == website.base.removeprefix("https://")
+    screen = json.loads(browser.seen[0])
+    assert screen["client_id"] == url
+    assert screen["verified_domain"] == website.base.removeprefix("https://")
     assert storage.tokens is not None
 
     # The question names the person and the client it came through.

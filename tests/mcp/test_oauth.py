@@ -17,13 +17,7 @@ import httpx
 import httpx2
 import pytest
 from mcp import Client
-from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import (
-    AuthorizationCodeResult,
-    OAuthClientMetadata,
-)
-from pydantic import AnyUrl
 from sqlalchemy import text
 
 from app import housekeeping
@@ -33,24 +27,13 @@ from app.main import create_app
 from app.oauth import service as oauth
 from app.people import service as people_service
 from tests.accounts import HASHER, Account
-from tests.mcp.browser import Browser, MemoryStorage, pkce, signed_in_browser
+from tests.mcp.browser import Browser, MemoryStorage, oauth_client, pkce, signed_in_browser
 from tests.mcp.browser import query as query_of
 from tests.mcp.conftest import mcp_client
 from tests.running import Running, run_fresh_corpus
 from tests.support import eventually, lifespan, make_settings, waiting_on_locks
 
 REDIRECT_URI = "http://127.0.0.1:8765/callback"
-
-
-@pytest.fixture
-async def person(corpus: Running) -> Account:
-    return await corpus.account("editor")
-
-
-@pytest.fixture
-async def browser(corpus: Running, person: Account) -> AsyncIterator[Browser]:
-    async with signed_in_browser(corpus, person) as browser:
-        yield browser
 
 
 # --- the SDK's OAuth client, end to end -----------------------------------------------------
@@ -60,30 +43,7 @@ async def test_an_oauth_only_client_connects_calls_refreshes_and_revokes(
     corpus: Running, browser: Browser, person: Account
 ) -> None:
     storage = MemoryStorage()
-    answered: asyncio.Future[AuthorizationCodeResult] = asyncio.get_running_loop().create_future()
-
-    async def redirect_handler(authorization_url: str) -> None:
-        redirect_to = await browser.consent(authorization_url)
-        query = query_of(redirect_to)
-        answered.set_result(
-            AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=query["iss"])
-        )
-
-    async def callback_handler() -> AuthorizationCodeResult:
-        return await asyncio.wait_for(answered, timeout=30)
-
-    auth = OAuthClientProvider(
-        corpus.mcp_url,
-        OAuthClientMetadata(
-            client_name="Test Agent",
-            redirect_uris=[AnyUrl(REDIRECT_URI)],
-            grant_types=["authorization_code", "refresh_token"],
-            response_types=["code"],
-        ),
-        storage,
-        redirect_handler=redirect_handler,
-        callback_handler=callback_handler,
-    )
+    auth = oauth_client(corpus, browser, storage, name="Test Agent", redirect_uri=REDIRECT_URI)
     async with (
         httpx2.AsyncClient(auth=auth, timeout=30) as http,
         Client(streamable_http_client(corpus.mcp_url, http_client=http)) as client,
