@@ -111,7 +111,8 @@ class OAuthEdges:
       clients enforce it. The metadata also lists `none` among the token endpoint's auth
       methods: public clients register and redeem codes without a secret here.
     - Bounded input: /register is throttled per client address (anyone may call it, and each
-      call stores a row); every body is read here first, at most 64 KiB; a NUL in any field of
+      call stores a row), and so is /authorize with a metadata document's URL not yet fetched;
+      every body is read here first, at most 64 KiB; a NUL in any field of
       /authorize, /token or /revoke is `invalid_request` here, before the SDK's handlers send
       it to the database (an error redirect from /authorize would need a redirect URI we can
       trust, so the answer is a 400 in every case).
@@ -173,17 +174,24 @@ class OAuthEdges:
             return
         await self.app(scope, _replaying(body, receive), send)
 
-    async def _register(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _throttled(self, scope: Scope, send: Send) -> bool:
+        """Count a registration (or a metadata document's fetch) from the client's address;
+        True when it is over the limit, and the 429 has been sent."""
         client = scope.get("client")
         wait = self.register_throttle.hit("register", client[0] if client else "unknown")
-        if wait is not None:
-            await _oauth_error(
-                send,
-                429,
-                "rate_limited",
-                "too many client registrations from this address; try again later",
-                [(b"retry-after", str(wait).encode())],
-            )
+        if wait is None:
+            return False
+        await _oauth_error(
+            send,
+            429,
+            "rate_limited",
+            "too many client registrations from this address; try again later",
+            [(b"retry-after", str(wait).encode())],
+        )
+        return True
+
+    async def _register(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if await self._throttled(scope, send):
             return
         body = await _read_body(receive)
         refusal = _unregistrable(body)
@@ -207,6 +215,10 @@ class OAuthEdges:
             return
         client_id = parse_qs(fields).get("client_id", [""])[0]
         if is_document_url(client_id):
+            # Each new URL is a fetch for whoever sent it: bounded per address as registration
+            # is, since a metadata document stands in for one.
+            if not self.documents.known(client_id) and await self._throttled(scope, send):
+                return
             try:
                 await oauth.document_client(self.documents, client_id)
             except DocumentRefused as exc:

@@ -140,6 +140,12 @@ class ClientDocuments:
     timeout_s: float = FETCH_TIMEOUT_S
     _cache: OrderedDict[str, _Entry] = field(default_factory=OrderedDict)
 
+    def known(self, client_id: str) -> bool:
+        """Whether an answer for `client_id` (a document or a refusal) is kept: resolving it
+        fetches nothing."""
+        entry = self._cache.get(client_id)
+        return entry is not None and entry.expires > time.monotonic()
+
     async def resolve(self, client_id: str) -> ClientMetadata:
         """The checked metadata of a `client_id` URL, from the cache or fetched now.
 

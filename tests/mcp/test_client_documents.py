@@ -26,8 +26,10 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from app.kit.addresses import AddressRules, system_resolve
+from app.mcp.edges import OAuthEdges
 from app.oauth.documents import MAX_DOCUMENT_BYTES, ClientDocuments, DocumentRefused
 from tests.accounts import Account
 from tests.mcp.browser import Browser, MemoryStorage, oauth_client, pkce
@@ -111,6 +113,8 @@ async def corpus(server_url: str, data_dir: Path, website: Website) -> AsyncIter
         resolve=resolve,
         client_tls=website.tls,
         remote_allow_private=True,
+        # Every test here fetches documents from 127.0.0.1: more than the default allows.
+        register_rate_per_address="10000/hour",
     ) as running:
         yield running
 
@@ -324,3 +328,34 @@ async def test_a_client_id_url_against_the_rules_is_refused_unfetched(
     )
     with pytest.raises(DocumentRefused, match="client_id"):
         await documents.resolve(client_id)
+
+
+async def test_fetching_new_documents_is_throttled_per_address_but_a_kept_answer_is_not() -> None:
+    async def unresolvable(host: str, port: int) -> Sequence[str]:
+        raise OSError("no such host")
+
+    async def behind(scope: Scope, receive: Receive, send: Send) -> None:
+        raise AssertionError("a refused request reached the SDK's handler")
+
+    edges = OAuthEdges(
+        behind,
+        resource="http://corpus.test/mcp",
+        issuer="http://corpus.test/",
+        public_url="http://corpus.test",
+        register_rate="1/hour",
+        documents=ClientDocuments(AddressRules(resolve=unresolvable)),
+    )
+    transport = httpx.ASGITransport(app=edges)
+    async with httpx.AsyncClient(transport=transport, base_url="http://corpus.test") as http:
+
+        async def authorize(client_id: str) -> httpx.Response:
+            return await http.get("/authorize", params={"client_id": client_id})
+
+        first = await authorize("https://one.test/client.json")
+        assert (first.status_code, first.json()["error"]) == (400, "invalid_client")
+        # The refusal is kept: asking again fetches nothing and counts nothing.
+        again = await authorize("https://one.test/client.json")
+        assert (again.status_code, again.json()["error"]) == (400, "invalid_client")
+        other = await authorize("https://two.test/client.json")
+    assert (other.status_code, other.json()["error"]) == (429, "rate_limited")
+    assert int(other.headers["retry-after"]) >= 1
