@@ -50,6 +50,8 @@ class UnansweredWording:
     query: str
     count: int
     user_ids: list[UUID]
+    # The API keys and OAuth clients it came through (ids as text).
+    agents: list[str]
     last_asked_at: datetime
 
 
@@ -63,6 +65,9 @@ async def unanswered_questions(
             "SELECT min(query) AS query, count(*) AS asked, "
             "       coalesce(array_agg(DISTINCT user_id) FILTER (WHERE user_id IS NOT NULL), "
             "                '{}') AS user_ids, "
+            "       coalesce(array_agg(DISTINCT coalesce(agent_key_id::text, agent_client_id)) "
+            "                FILTER (WHERE coalesce(agent_key_id::text, agent_client_id) "
+            "                        IS NOT NULL), '{}') AS agents, "
             "       max(created_at) AS last_asked_at "
             "FROM questions "
             "WHERE NOT answered AND created_at >= :since "
@@ -77,6 +82,7 @@ async def unanswered_questions(
             query=row.query,
             count=row.asked,
             user_ids=list(row.user_ids),
+            agents=list(row.agents),
             last_asked_at=row.last_asked_at,
         )
         for row in rows

@@ -191,6 +191,7 @@ async def documentation_gaps(
                 question=chosen[0].query,
                 count=sum(w.count for w in chosen),
                 people=len({u for w in chosen for u in w.user_ids}),
+                agents=len({a for w in chosen for a in w.agents}),
                 last_asked_at=max(w.last_asked_at for w in chosen),
                 examples=[w.query for w in chosen[:GAP_EXAMPLES]],
             )

@@ -8,6 +8,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import httpx
 from mcp.types import CallToolResult
 from sqlalchemy import text
 
@@ -89,3 +90,19 @@ async def test_a_note_an_agent_writes_carries_its_key(corpus: Running) -> None:
             )
         ).one()
     assert tuple(row) == (editor.user.id, True, None)
+
+
+async def test_a_documentation_gap_counts_the_agents_its_question_came_through(
+    corpus: Running,
+) -> None:
+    editor, admin = await corpus.account("editor"), await corpus.account("admin")
+    word = f"zq{uuid.uuid4().hex[:12]}"
+    async with mcp_client(corpus.mcp_url, editor.key) as client:
+        found = _ok(
+            await client.call_tool("search_docs", {"query": f"{word} runbook", "mode": "keyword"})
+        )
+    assert found["hits"] == []
+    async with httpx.AsyncClient(base_url=corpus.url, headers=admin.bearer) as http:
+        gaps = (await http.get("/api/gaps")).json()["items"]
+    [gap] = [g for g in gaps if word in g["question"]]
+    assert (gap["count"], gap["people"], gap["agents"]) == (1, 1, 1)

@@ -1452,7 +1452,8 @@ export interface components {
         };
         /**
          * Gap
-         * @description Questions of similar wording that found nothing: how often, by how many people.
+         * @description Questions of similar wording that found nothing: how often, by how many people, and
+         *     through how many agents (API keys and OAuth clients; none for the browser).
          */
         Gap: {
             /** Question */
@@ -1461,6 +1462,11 @@ export interface components {
             count: number;
             /** People */
             people: number;
+            /**
+             * Agents
+             * @default 0
+             */
+            agents: number;
             /**
              * Last Asked At
              * Format: date-time
