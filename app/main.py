@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from http import HTTPStatus
@@ -36,6 +37,7 @@ from app.middleware import (
     RequestIdMiddleware,
     UnavailableMiddleware,
 )
+from app.oauth.documents import ClientDocuments
 from app.people.passwords import Hasher
 from app.rag.embeddings import Embedder, EmbeddingError, make_embedder
 from app.resources import Resources
@@ -177,10 +179,12 @@ def create_app(
     *,
     argon2: PasswordHasher | None = None,
     resolve: Resolver | None = None,
+    client_tls: ssl.SSLContext | None = None,
 ) -> FastAPI:
     """Build the ASGI app. The lifespan opens the pool (starting the embedded database when no
     DATABASE_URL is set) and closes it on shutdown. `argon2` (`Hasher`) and `resolve` (the
-    name resolver of outgoing connections' address rules) are for tests."""
+    name resolver of outgoing connections' address rules) and `client_tls` (the certificate
+    authorities OAuth clients' metadata documents are verified with) are for tests."""
     settings = settings or get_settings()
     addresses = AddressRules(
         allow_private=settings.remote_allow_private, resolve=resolve or system_resolve
@@ -306,7 +310,11 @@ def create_app(
     app.include_router(knowledge.router)
     app.include_router(oauth_consent.router)
     # The MCP endpoint and the SDK's OAuth routes, before the web app's catch-all.
-    mcp_door = mcp_server.build(settings, lambda: cast(Resources, app.state.resources))
+    mcp_door = mcp_server.build(
+        settings,
+        lambda: cast(Resources, app.state.resources),
+        ClientDocuments(addresses, verify=client_tls),
+    )
     app.router.routes.extend(mcp_door.routes)
     register_spa(app, settings.static_dir)  # last: its catch-all must not shadow an API route
     _document_errors(app)

@@ -57,7 +57,9 @@ CREATE TABLE public.audit_log (
     target_type text NOT NULL,
     target_id text,
     before jsonb,
-    after jsonb
+    after jsonb,
+    agent_key_id uuid,
+    agent_client_id text
 );
 
 CREATE TABLE public.chat_messages (
@@ -133,6 +135,8 @@ CREATE TABLE public.documents (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     derived_from uuid[],
+    agent_key_id uuid,
+    agent_client_id text,
     CONSTRAINT ck_documents_visibility CHECK ((visibility = ANY (ARRAY['org'::text, 'private'::text])))
 );
 
@@ -223,7 +227,9 @@ CREATE TABLE public.questions (
     best_similarity double precision,
     hit_count integer DEFAULT 0 NOT NULL,
     answered boolean NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    agent_key_id uuid,
+    agent_client_id text
 );
 
 CREATE TABLE public.research_jobs (

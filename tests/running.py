@@ -3,6 +3,7 @@ over a database of its own (everything commits)."""
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -52,18 +53,25 @@ async def run_corpus(
     *,
     real_hashing: bool = False,
     resolve: Resolver | None = None,
+    client_tls: ssl.SSLContext | None = None,
     **overrides: Any,
 ) -> AsyncIterator[Running]:
     """Serve Corpus on a free port, its public URL that port; `overrides` are settings.
     Passwords are hashed with `CHEAP_ARGON2` unless `real_hashing`; `resolve` stands in for
-    the system's name resolver in the address rules of outgoing connections."""
+    the system's name resolver in the address rules of outgoing connections, and `client_tls`
+    for the certificate authorities OAuth clients' metadata documents are verified with."""
     sock, url = listening_socket()
     port = int(url.rsplit(":", 1)[1])
     settings = make_settings(
         data_dir, database_url=database_url, port=port, public_url=url, **overrides
     )
     db = Database(database_url)
-    app = create_app(settings, argon2=None if real_hashing else CHEAP_ARGON2, resolve=resolve)
+    app = create_app(
+        settings,
+        argon2=None if real_hashing else CHEAP_ARGON2,
+        resolve=resolve,
+        client_tls=client_tls,
+    )
     try:
         async with serving(app, sock):
             yield Running(url=url, settings=settings, db=db, app=app)

@@ -6,21 +6,13 @@ on 127.0.0.1."""
 
 from __future__ import annotations
 
-import asyncio
-import datetime
 import ssl
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
 from ipaddress import ip_address
 from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse
@@ -28,7 +20,8 @@ from starlette.routing import Route
 
 from app.kit import outbound
 from app.kit.addresses import AddressRefused, AddressRules, Kind, kind, system_resolve
-from tests.support import eventually, listening_socket, serving
+from tests.support import listening_socket, serving
+from tests.tls import certificates, serving_tls
 
 KINDS: list[tuple[str, Kind]] = [
     ("93.184.215.14", "public"),
@@ -140,82 +133,13 @@ async def test_the_client_judges_the_address_it_connects_to_and_keeps_the_name()
                 await http.get(f"http://partner.test:{port}/")
 
 
-def _certificates(folder: Path, name: str) -> tuple[Path, Path, Path]:
-    """A certificate authority, and a certificate it signed for `name` with its key."""
-    now = datetime.datetime.now(datetime.UTC)
-
-    def signed(
-        subject: str, key: ec.EllipticCurvePrivateKey, issuer: x509.Name
-    ) -> x509.CertificateBuilder:
-        return (
-            x509.CertificateBuilder()
-            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
-            .issuer_name(issuer)
-            .public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(hours=1))
-            .not_valid_after(now + datetime.timedelta(hours=1))
-        )
-
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Test CA")])
-    ca = (
-        signed("Test CA", ca_key, ca_name)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(ca_key, hashes.SHA256())
-    )
-    key = ec.generate_private_key(ec.SECP256R1())
-    leaf = (
-        signed(name, key, ca_name)
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
-    paths = folder / "ca.pem", folder / "leaf.pem", folder / "leaf.key"
-    paths[0].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
-    paths[1].write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
-    paths[2].write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return paths
-
-
-@asynccontextmanager
-async def _serving_tls(app: Starlette, cert: Path, key: Path) -> AsyncIterator[int]:
-    sock, url = listening_socket()
-    config = uvicorn.Config(
-        app,
-        lifespan="off",
-        ws="none",
-        log_config=None,
-        access_log=False,
-        ssl_certfile=str(cert),
-        ssl_keyfile=str(key),
-    )
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-
-    async def started_or_ended() -> bool:
-        return server.started or task.done()
-
-    try:
-        await eventually(started_or_ended, "the TLS server starts")
-        yield int(url.rsplit(":", 1)[1])
-    finally:
-        server.should_exit = True
-        await task
-
-
 async def test_tls_verifies_the_name_while_the_connection_goes_to_the_checked_address(
     tmp_path: Path,
 ) -> None:
     async def host(request: Request) -> PlainTextResponse:
         return PlainTextResponse(request.headers["host"])
 
-    ca, cert, key = _certificates(tmp_path, "partner.test")
+    ca, cert, key = certificates(tmp_path, "partner.test")
     trusted = ssl.create_default_context(cafile=str(ca))
 
     async def resolve(host: str, port: int) -> Sequence[str]:
@@ -223,7 +147,7 @@ async def test_tls_verifies_the_name_while_the_connection_goes_to_the_checked_ad
 
     rules = AddressRules(allow_private=True, resolve=resolve)
     async with (
-        _serving_tls(Starlette(routes=[Route("/", host)]), cert, key) as port,
+        serving_tls(Starlette(routes=[Route("/", host)]), cert, key) as port,
         outbound.client(rules, verify=trusted) as http,
     ):
         reply = await http.get(f"https://partner.test:{port}/")

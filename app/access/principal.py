@@ -34,6 +34,9 @@ class Principal:
     display_name: str = ""
     # The OAuth client acting for the person (credential "oauth" only).
     client_id: str | None = None
+    # The API key presented (credential "api_key" only): with `client_id`, the agent a
+    # record names beside the person.
+    key_id: UUID | None = None
 
     def can(self, action: Action) -> bool:
         """The role's grant, narrowed to one workspace's actions for a bound key."""

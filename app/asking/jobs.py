@@ -29,6 +29,8 @@ class Jobs:
 
     def __init__(self) -> None:
         self._tasks: dict[UUID, asyncio.Task[Answer]] = {}
+        # Jobs being stopped because they were cancelled, not because the server shuts down.
+        self._cancelled: set[UUID] = set()
         self.worker = f"{socket.gethostname()}:{os.getpid()}"
 
     async def start(self, asking: Asking, principal: Principal, question: str) -> UUID:
@@ -70,6 +72,14 @@ class Jobs:
             return None
         return task.result()
 
+    def cancel(self, job_id: UUID) -> None:
+        """Stop a job if it runs here (its row is the caller's to mark: `records.cancel_job`);
+        a job on another replica stops at that replica's next lease renewal."""
+        task = self._tasks.get(job_id)
+        if task is not None:
+            self._cancelled.add(job_id)
+            task.cancel()
+
     async def _run(
         self,
         asking: Asking,
@@ -90,6 +100,10 @@ class Jobs:
             await self._finish(asking, job_id, error=failed.answer)
             return failed
         except asyncio.CancelledError:
+            if job_id in self._cancelled:
+                # Its owner's cancel: the row says so already; this run ends, the server goes on.
+                self._cancelled.discard(job_id)
+                return Answer.failed(job_id, records.CANCELLED)
             await asyncio.shield(self._finish(asking, job_id, error=SHUT_DOWN))
             raise
         finally:
@@ -125,9 +139,15 @@ class Jobs:
             await asyncio.sleep(lease / 3)
             try:
                 async with asking.transaction() as conn:
-                    await records.renew_job(conn, job_id, lease_s=lease)
+                    renewed = await records.renew_job(conn, job_id, lease_s=lease)
             except Exception as exc:
                 logger.warning("renewing research job %s failed (%s)", job_id, type(exc).__name__)
+                continue
+            if not renewed:
+                # Finished elsewhere meanwhile: cancelled through another replica, or marked
+                # abandoned. Nobody will read what this run would write.
+                self.cancel(job_id)
+                return
 
     async def aclose(self) -> None:
         """Cancel the jobs still running here; each is marked failed as the server shuts down."""

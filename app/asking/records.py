@@ -20,6 +20,8 @@ ABANDONED = (
     "the server running this research stopped before it finished (its lease ran out); "
     "ask again with deep_research"
 )
+# Said of a job its owner cancelled (an MCP task's `tasks/cancel`).
+CANCELLED = "cancelled by its owner"
 
 
 def owner_of(principal: Principal, refusal: str) -> UUID:
@@ -134,6 +136,12 @@ async def finish_job(
     status = "failed" if error is not None else "done"
     stored = result.model_dump(mode="json") if result is not None else None
     await queries.finish_job(conn, job_id=job_id, status=status, result=stored, error=error)
+
+
+async def cancel_job(conn: WriteConnection, job_id: UUID) -> None:
+    """Mark a running job cancelled (failed, `CANCELLED`): whichever process runs it stops
+    it at its next lease renewal, and its answer, should one land, is not stored."""
+    await queries.finish_job(conn, job_id=job_id, status="failed", result=None, error=CANCELLED)
 
 
 async def fail_abandoned_jobs(conn: WriteConnection) -> int:

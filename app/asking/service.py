@@ -119,10 +119,13 @@ async def ask_once(
         return await answering.collect(asking, principal, checked, door=door)
 
 
-async def research(asking: Asking, jobs: Jobs, principal: Principal, question: str) -> Answer:
+async def research(
+    asking: Asking, jobs: Jobs, principal: Principal, question: str, *, wait: bool = True
+) -> Answer:
     """Research a question in depth as a job of the caller's (read-only): its answer if it
-    lands within `RESEARCH_WAIT_S`, or the job to ask about later (`research_result`), queued
-    behind the caller's other research or running.
+    lands within `RESEARCH_WAIT_S` (unless not to `wait`: an MCP task is answered at once), or
+    the job to ask about later (`research_result`), queued behind the caller's other research
+    or running.
 
     Raises:
         RateLimited: the caller has as many unfinished jobs as one person may. The errors of
@@ -135,6 +138,8 @@ async def research(asking: Asking, jobs: Jobs, principal: Principal, question: s
     ahead = asking.limits.queued_ahead(job_id)
     if ahead is not None:
         return Answer.pending(job_id, ahead)
+    if not wait:
+        return Answer.pending(job_id)
     done = await jobs.wait(job_id, asking.settings.research_wait_s)
     if done is not None:
         return done.model_copy(update={"job_id": str(job_id)})
@@ -148,18 +153,43 @@ async def research_result(asking: Asking, principal: Principal, job_id: str) -> 
     Raises:
         NotFound: no such job of the caller's (or of the caller's binding).
     """
-    try:
-        job = UUID(job_id)
-    except ValueError:
-        raise NotFound(f"no research job {job_id!r} of yours") from None
-    async with asking.transaction() as conn:
-        found = await get_job(conn, principal, job)
+    found = await research_job(asking, principal, job_id)
+    job = found.id
     if found.status == "running":
         # Queued here, it says how many are ahead; another replica's says running.
         return Answer.pending(job, asking.limits.queued_ahead(job))
     if found.status == "failed" or found.result is None:
         return Answer.failed(job, found.error or "the research failed")
     return found.result.model_copy(update={"job_id": job_id, "status": "done"})
+
+
+async def research_job(asking: Asking, principal: Principal, job_id: str) -> ResearchJob:
+    """One of the caller's research jobs as it stands (an MCP task's state).
+
+    Raises:
+        NotFound: no such job of the caller's (or of the caller's binding).
+    """
+    try:
+        job = UUID(job_id)
+    except ValueError:
+        raise NotFound(f"no research job {job_id!r} of yours") from None
+    async with asking.transaction() as conn:
+        return await get_job(conn, principal, job)
+
+
+async def cancel_research(asking: Asking, jobs: Jobs, principal: Principal, job_id: str) -> None:
+    """Cancel one of the caller's research jobs: marked so, and its run stopped (here at once,
+    on another replica at its next lease renewal). A finished job stays as it ended.
+
+    Raises:
+        NotFound: no such job of the caller's (or of the caller's binding).
+    """
+    found = await research_job(asking, principal, job_id)
+    if found.status != "running":
+        return
+    async with asking.transaction() as conn:
+        await records.cancel_job(conn, found.id)
+    jobs.cancel(found.id)
 
 
 # --- chats and jobs, read back under the caller's rights -------------------------------------

@@ -23,6 +23,8 @@ async def insert_audit(
     target_id: str | None,
     before: dict[str, Any] | None,
     after: dict[str, Any] | None,
+    agent_key_id: UUID | None = None,
+    agent_client_id: str | None = None,
 ) -> None:
     """`before` and `after` are JSON documents of the changed fields, never secrets."""
     await conn.execute(
@@ -34,6 +36,8 @@ async def insert_audit(
             target_id=target_id,
             before=before,
             after=after,
+            agent_key_id=agent_key_id,
+            agent_client_id=agent_client_id,
         )
     )
 

@@ -21,6 +21,9 @@ class AuditEntry(BaseModel):
     target_id: str | None
     before: dict[str, Any] | None
     after: dict[str, Any] | None
+    # The agent the actor acted through: an API key, or an OAuth client (null for neither).
+    agent_key_id: UUID | None = None
+    agent_client_id: str | None = None
 
 
 class AuditFilters(BaseModel):

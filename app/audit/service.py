@@ -25,7 +25,8 @@ async def record(
     after: dict[str, Any] | None = None,
 ) -> None:
     """Write one audit entry, in the caller's transaction: a change and its record land
-    together or not at all. Callers pass values, never secrets."""
+    together or not at all. Callers pass values, never secrets. The entry names the person and
+    the agent they acted through (the API key or OAuth client), if any."""
     await queries.insert_audit(
         conn,
         actor_id=actor.user_id,
@@ -35,6 +36,8 @@ async def record(
         target_id=str(target_id) if target_id is not None else None,
         before=before,
         after=after,
+        agent_key_id=actor.key_id,
+        agent_client_id=actor.client_id,
     )
 
 

@@ -217,12 +217,13 @@ async def principal_from_api_key(conn: WriteConnection, key: str) -> Principal |
     account = found.account
     await queries.touch_key(conn, found.key_id)
     await people_service.touch(conn, account.user_id)
-    return _principal(
+    principal = _principal(
         account,
         "api_key",
         persona=found.key_persona or account.default_persona,
         workspace=found.workspace,
     )
+    return replace(principal, key_id=found.key_id)
 
 
 async def principal_from_access_token(

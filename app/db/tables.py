@@ -50,6 +50,15 @@ def _created_at() -> Column[object]:
     return Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now())
 
 
+def _agent_columns() -> tuple[Column[object], Column[object]]:
+    """The API key or the OAuth client a person's call came through (null for a browser
+    session or the command line). No foreign keys: the record outlives the credential."""
+    return (
+        Column("agent_key_id", UUID(as_uuid=True)),
+        Column("agent_client_id", Text),
+    )
+
+
 def _updated_at() -> Column[object]:
     return Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now())
 
@@ -174,6 +183,7 @@ documents = Table(
     Column("version", Integer, nullable=False, server_default="1"),
     # A note an agent saved: every chunk its run had read (null for everything else).
     Column("derived_from", _uuids()),
+    *_agent_columns(),
     _created_at(),
     _updated_at(),
     CheckConstraint("visibility IN ('org', 'private')", name="visibility"),
@@ -284,6 +294,7 @@ questions = Table(
     Column("best_similarity", Float),
     Column("hit_count", Integer, nullable=False, server_default="0"),
     Column("answered", Boolean, nullable=False),
+    *_agent_columns(),
     _created_at(),
     Index(None, "created_at"),
     Index(None, "answered", "created_at"),
@@ -367,6 +378,7 @@ audit_log = Table(
     Column("target_id", Text),
     Column("before", JSONB),
     Column("after", JSONB),
+    *_agent_columns(),
     Index(None, "at"),
     Index(None, "actor_id", "at"),
     Index(None, "action", "at"),

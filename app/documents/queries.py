@@ -153,6 +153,8 @@ async def insert_document(
     content: str,
     content_sha256: str,
     derived_from: Sequence[UUID] | None = None,
+    agent_key_id: UUID | None = None,
+    agent_client_id: str | None = None,
 ) -> UUID:
     result = await conn.execute(
         documents.insert()
@@ -167,6 +169,8 @@ async def insert_document(
             content=content,
             content_sha256=content_sha256,
             derived_from=list(derived_from) if derived_from is not None else None,
+            agent_key_id=agent_key_id,
+            agent_client_id=agent_client_id,
         )
         .returning(documents.c.id)
     )

@@ -11,13 +11,14 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
-from typing import Literal
+from typing import Any, Literal
 from uuid import UUID
 
 import numpy as np
 from pydantic import ValidationError
 
 from app.access.principal import Principal
+from app.audit import service as audit
 from app.config import Settings
 from app.db.engine import ReadConnection, ShortTransaction, WriteConnection
 from app.documents import queries
@@ -168,6 +169,8 @@ async def create(
         content=data.content,
         content_sha256=digest,
         derived_from=derived_from,
+        agent_key_id=principal.key_id,
+        agent_client_id=principal.client_id,
     )
     await _write_chunks(
         conn,
@@ -179,8 +182,34 @@ async def create(
     )
     if data.visibility == "org":
         await index.count_in_statistics(conn, document_id)
+    await _audit_agent(conn, principal, "document.create", document_id, {"title": data.title})
     document = await _reread(conn, principal, document_id)
     return DocumentCreated(**document.model_dump(), unchanged=False)
+
+
+async def _audit_agent(
+    conn: WriteConnection,
+    principal: Principal,
+    action: str,
+    document_id: UUID,
+    values: dict[str, Any],
+) -> None:
+    """Audit a document written or deleted through an agent's credential (an API key or an
+    OAuth client): a person's own edits are the history of their documents, but what an agent
+    did on their behalf is what an admin must be able to trace."""
+    if principal.key_id is None and principal.client_id is None:
+        return
+    after = values if action != "document.delete" else None
+    before = values if action == "document.delete" else None
+    await audit.record(
+        conn,
+        principal,
+        action,
+        target_type="document",
+        target_id=document_id,
+        before=before,
+        after=after,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -539,6 +568,7 @@ async def delete(conn: WriteConnection, principal: Principal, document_id: UUID)
     if row.visibility == "org":
         await index.count_in_statistics(conn, document_id, sign=-1)
     await queries.delete_document(conn, document_id)
+    await _audit_agent(conn, principal, "document.delete", document_id, {"title": row.title})
 
 
 IngestOutcome = Literal["added", "updated", "unchanged"]

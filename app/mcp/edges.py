@@ -10,6 +10,7 @@ from urllib.parse import parse_qs, parse_qsl, urlsplit
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.oauth import service as oauth
+from app.oauth.documents import ClientDocuments, DocumentRefused, is_document_url
 from app.throttle import Throttle
 
 
@@ -110,10 +111,15 @@ class OAuthEdges:
       clients enforce it. The metadata also lists `none` among the token endpoint's auth
       methods: public clients register and redeem codes without a secret here.
     - Bounded input: /register is throttled per client address (anyone may call it, and each
-      call stores a row); every body is read here first, at most 64 KiB; a NUL in any field of
+      call stores a row), and so is /authorize with a metadata document's URL not yet fetched;
+      every body is read here first, at most 64 KiB; a NUL in any field of
       /authorize, /token or /revoke is `invalid_request` here, before the SDK's handlers send
       it to the database (an error redirect from /authorize would need a redirect URI we can
       trust, so the answer is a 400 in every case).
+    - Client ID Metadata Documents: the metadata advertises them, and at /authorize a
+      `client_id` that is a document's URL is fetched and checked first, so that a refusal is
+      an `invalid_client` naming its reason (the SDK would only say the client is unknown),
+      answered without a redirect: none of the document's redirect URIs is trusted yet.
     - Redirect URIs as sent: the SDK normalises them before anyone sees them, and reads a URI
       without a host (`https:///cb`) as one with a host (`https://cb/`). Registration checks our
       rule on the text (`invalid_redirect_uri`, RFC 7591); /authorize and /token refuse a
@@ -121,9 +127,17 @@ class OAuthEdges:
     """
 
     def __init__(
-        self, app: ASGIApp, *, resource: str, issuer: str, public_url: str, register_rate: str
+        self,
+        app: ASGIApp,
+        *,
+        resource: str,
+        issuer: str,
+        public_url: str,
+        register_rate: str,
+        documents: ClientDocuments,
     ) -> None:
         self.app = app
+        self.documents = documents
         self.resource = resource
         self.issuer = issuer  # as the metadata renders it, compared as a string by clients
         self.consent_url = f"{public_url}{oauth.CONSENT_PATH}?"
@@ -160,17 +174,24 @@ class OAuthEdges:
             return
         await self.app(scope, _replaying(body, receive), send)
 
-    async def _register(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _throttled(self, scope: Scope, send: Send) -> bool:
+        """Count a registration (or a metadata document's fetch) from the client's address;
+        True when it is over the limit, and the 429 has been sent."""
         client = scope.get("client")
         wait = self.register_throttle.hit("register", client[0] if client else "unknown")
-        if wait is not None:
-            await _oauth_error(
-                send,
-                429,
-                "rate_limited",
-                "too many client registrations from this address; try again later",
-                [(b"retry-after", str(wait).encode())],
-            )
+        if wait is None:
+            return False
+        await _oauth_error(
+            send,
+            429,
+            "rate_limited",
+            "too many client registrations from this address; try again later",
+            [(b"retry-after", str(wait).encode())],
+        )
+        return True
+
+    async def _register(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if await self._throttled(scope, send):
             return
         body = await _read_body(receive)
         refusal = _unregistrable(body)
@@ -192,6 +213,17 @@ class OAuthEdges:
         if _hostless_redirect(fields):
             await _oauth_error(send, 400, "invalid_request", "redirect_uri: it has no host")
             return
+        client_id = parse_qs(fields).get("client_id", [""])[0]
+        if is_document_url(client_id):
+            # Each new URL is a fetch for whoever sent it: bounded per address as registration
+            # is, since a metadata document stands in for one.
+            if not self.documents.known(client_id) and await self._throttled(scope, send):
+                return
+            try:
+                await oauth.document_client(self.documents, client_id)
+            except DocumentRefused as exc:
+                await _oauth_error(send, 400, "invalid_client", str(exc))
+                return
         await self.app(scope, receive, self._with_iss(send))
 
     def _with_iss(self, send: Send) -> Send:
@@ -235,6 +267,8 @@ class OAuthEdges:
             if start["status"] == 200:
                 document = json.loads(body)
                 document["authorization_response_iss_parameter_supported"] = True
+                # Clients (Claude Code, Codex, VS Code, opencode) then skip registration.
+                document["client_id_metadata_document_supported"] = True
                 # Public clients (PKCE, no secret) register with `none` and use it at /token;
                 # the SDK lists only the secret-bearing methods.
                 methods = document.get("token_endpoint_auth_methods_supported") or []

@@ -34,6 +34,7 @@ from app.db.engine import Database
 from app.errors import ValidationFailed
 from app.kit.secrets import SecretBox
 from app.oauth import service as oauth
+from app.oauth.documents import ClientDocuments, DocumentRefused, is_document_url
 
 
 class OAuthStore(Protocol):
@@ -86,8 +87,16 @@ class CorpusAuthProvider(
     """The SDK's provider protocol over our tables. `store` is read per call: the pool and the
     secret box are opened by the app's lifespan, after this object is made."""
 
-    def __init__(self, store: Callable[[], OAuthStore], *, issuer: str, resource: str) -> None:
+    def __init__(
+        self,
+        store: Callable[[], OAuthStore],
+        *,
+        issuer: str,
+        resource: str,
+        documents: ClientDocuments,
+    ) -> None:
         self._store = store
+        self._documents = documents  # clients whose client_id is a metadata document's URL
         self.issuer = issuer
         self.resource = resource  # the /mcp URL every token is bound to
 
@@ -95,6 +104,16 @@ class CorpusAuthProvider(
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
         store = self._store()
+        if is_document_url(client_id):
+            # Fetched before the transaction: no connection is held while a stranger's server
+            # answers. `OAuthEdges` has answered a refusal at /authorize with its reason.
+            try:
+                document = await oauth.document_client(self._documents, client_id)
+            except DocumentRefused:
+                return None
+            async with store.db.write() as conn:
+                await oauth.remember_document_client(conn, document)
+            return RegisteredClient.model_validate(document)
         async with store.db.read() as conn:
             metadata = await oauth.get_client(conn, store.box, client_id)
         return RegisteredClient.model_validate(metadata) if metadata else None

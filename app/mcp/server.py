@@ -29,8 +29,10 @@ from app.config import Settings
 from app.mcp import tools
 from app.mcp.edges import OAuthEdges
 from app.mcp.provider import CorpusAuthProvider
+from app.mcp.tasks import ResearchTasks
 from app.middleware import UnavailableMiddleware, body_limit
 from app.oauth import service as oauth
+from app.oauth.documents import ClientDocuments
 from app.resources import Resources
 
 INSTRUCTIONS = (
@@ -46,12 +48,14 @@ class McpDoor:
     routes: list[BaseRoute]
 
 
-def build(settings: Settings, resources: Callable[[], Resources]) -> McpDoor:
+def build(
+    settings: Settings, resources: Callable[[], Resources], documents: ClientDocuments
+) -> McpDoor:
     """The MCP server and the routes that reach it. `resources` is read per call (the lifespan
-    opens them after the app is built)."""
+    opens them after the app is built); `documents` fetches clients' metadata documents."""
     issuer = settings.public_url.rstrip("/")
     resource = f"{issuer}/mcp"
-    provider = CorpusAuthProvider(resources, issuer=issuer, resource=resource)
+    provider = CorpusAuthProvider(resources, issuer=issuer, resource=resource, documents=documents)
     server = MCPServer(
         "Corpus",
         instructions=INSTRUCTIONS,
@@ -68,6 +72,8 @@ def build(settings: Settings, resources: Callable[[], Resources]) -> McpDoor:
             ),
             revocation_options=RevocationOptions(enabled=True),
         ),
+        # deep_research as a task for the 2026-07-28 clients that declare the extension.
+        extensions=[ResearchTasks(resources)],
     )
     tools.register(server, resources)
     asgi: Starlette = server.streamable_http_app(
@@ -91,6 +97,7 @@ def build(settings: Settings, resources: Callable[[], Resources]) -> McpDoor:
         issuer=oauth.issuer_id(issuer),
         public_url=issuer,
         register_rate=settings.register_rate_per_address,
+        documents=documents,
     )
     paths = [route.path for route in asgi.routes if isinstance(route, Route)]
     routes: list[BaseRoute] = [Route(path, endpoint=guarded) for path in paths]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Required, TypedDict
+from typing import TypedDict
 from uuid import UUID
 
 from sqlalchemy import ColumnElement, delete, func, insert, select, update
@@ -19,34 +19,7 @@ from app.db.tables import (
     oauth_consents,
     oauth_tokens,
 )
-
-
-class ClientMetadata(TypedDict, total=False):
-    """A client's RFC 7591 registration as JSON (the SDK's `OAuthClientInformationFull`
-    dumped), stored in `oauth_clients.metadata` without its secret, which is sealed beside it;
-    `oauth.get_client` puts the secret back, unsealed."""
-
-    client_id: Required[str]
-    client_secret: str | None
-    client_id_issued_at: int | None
-    client_secret_expires_at: int | None
-    redirect_uris: list[str] | None
-    token_endpoint_auth_method: str | None
-    grant_types: list[str]
-    response_types: list[str]
-    scope: str | None
-    client_name: str | None
-    client_uri: str | None
-    logo_uri: str | None
-    contacts: list[str] | None
-    tos_uri: str | None
-    policy_uri: str | None
-    jwks_uri: str | None
-    jwks: object
-    software_id: str | None
-    software_version: str | None
-    application_type: str | None
-    issuer: str | None
+from app.oauth.schemas import ClientMetadata as ClientMetadata
 
 
 class ConsentParams(TypedDict):
@@ -160,6 +133,32 @@ async def insert_client(
             client_name=client_name,
             redirect_uris=redirect_uris,
             metadata=metadata,
+        )
+    )
+
+
+async def upsert_document_client(
+    conn: WriteConnection, *, client_id: str, client_name: str | None, metadata: ClientMetadata
+) -> None:
+    """Keep a metadata document client's row (codes, tokens and consents refer to it) up to
+    date with its document; written only when the document changed."""
+    values = {
+        "client_id": client_id,
+        "client_secret_encrypted": None,
+        "client_name": client_name,
+        "redirect_uris": list(metadata.get("redirect_uris") or []),
+        "metadata": metadata,
+    }
+    statement = pg_insert(oauth_clients).values(**values)
+    await conn.execute(
+        statement.on_conflict_do_update(
+            index_elements=[oauth_clients.c.client_id],
+            set_={
+                "client_name": statement.excluded.client_name,
+                "redirect_uris": statement.excluded.redirect_uris,
+                "metadata": statement.excluded.metadata,
+            },
+            where=oauth_clients.c.metadata.is_distinct_from(statement.excluded.metadata),
         )
     )
 

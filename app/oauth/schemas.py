@@ -3,11 +3,40 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Required, TypedDict
 
 from pydantic import BaseModel, ConfigDict
 
 from app.access.capabilities import McpTool, Role
 from app.schemas import JsonBool
+
+
+class ClientMetadata(TypedDict, total=False):
+    """A client's RFC 7591 registration as JSON (the SDK's `OAuthClientInformationFull`
+    dumped), stored in `oauth_clients.metadata` without its secret, which is sealed beside it;
+    `oauth.get_client` puts the secret back, unsealed."""
+
+    client_id: Required[str]
+    client_secret: str | None
+    client_id_issued_at: int | None
+    client_secret_expires_at: int | None
+    redirect_uris: list[str] | None
+    token_endpoint_auth_method: str | None
+    grant_types: list[str]
+    response_types: list[str]
+    scope: str | None
+    client_name: str | None
+    client_uri: str | None
+    logo_uri: str | None
+    contacts: list[str] | None
+    tos_uri: str | None
+    policy_uri: str | None
+    jwks_uri: str | None
+    jwks: object
+    software_id: str | None
+    software_version: str | None
+    application_type: str | None
+    issuer: str | None
 
 
 class ConsentRequest(BaseModel):
@@ -17,6 +46,9 @@ class ConsentRequest(BaseModel):
     client_name: str
     # Always true: a dynamically registered client names itself, and nobody vouches for it.
     client_name_self_declared: bool
+    # A client whose client_id is the URL of its metadata document (CIMD): the host that
+    # serves it, checked by fetching it. None for a dynamically registered client.
+    verified_domain: str | None = None
     redirect_host: str
     redirect_uri: str  # where the browser goes with the answer
     scopes: list[str]
@@ -38,6 +70,7 @@ class ConsentRedirect(BaseModel):
 class Connection(BaseModel):
     client_id: str
     client_name: str
+    verified_domain: str | None = None  # as on the consent screen
     redirect_hosts: list[str]
     scopes: list[str]
     created_at: datetime

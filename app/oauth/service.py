@@ -27,6 +27,7 @@ from app.db.engine import ReadConnection, WriteConnection
 from app.errors import Forbidden, NotFound, ValidationFailed
 from app.kit.secrets import SecretBox, sha256
 from app.oauth import queries
+from app.oauth.documents import ClientDocuments, DocumentRefused, verified_domain
 
 # Re-exported for the provider, which may not import the queries (import-linter).
 from app.oauth.queries import ClientMetadata as ClientMetadata
@@ -197,6 +198,35 @@ async def register_client(
     )
 
 
+async def document_client(documents: ClientDocuments, client_id: str) -> ClientMetadata:
+    """The metadata of a client whose `client_id` is its metadata document's URL (CIMD),
+    fetched (or remembered) and held to the rules a registration is held to.
+
+    Raises:
+        DocumentRefused: the URL, the fetch or the document is refused; the message says why.
+    """
+    metadata = await documents.resolve(client_id)
+    try:
+        check_client_metadata(metadata)
+        for uri in metadata.get("redirect_uris") or []:
+            check_redirect_uri(uri)
+    except (InvalidClientMetadata, InvalidRedirectUri) as exc:
+        raise DocumentRefused(str(exc)) from None
+    # This server has one scope; a registration is given it too (the SDK's default scopes).
+    return {**metadata, "scope": SCOPE}
+
+
+async def remember_document_client(conn: WriteConnection, metadata: ClientMetadata) -> None:
+    """Store a metadata document client as its document says, so that its consent
+    transactions, codes, tokens and the person's connections can name it."""
+    await queries.upsert_document_client(
+        conn,
+        client_id=metadata["client_id"],
+        client_name=metadata.get("client_name"),
+        metadata=metadata,
+    )
+
+
 async def get_client(conn: ReadConnection, box: SecretBox, client_id: str) -> ClientMetadata | None:
     """A client's registration, with its secret unsealed; None when unknown."""
     row = await queries.get_client(conn, client_id)
@@ -245,6 +275,7 @@ async def consent_request(conn: ReadConnection, principal: Principal, tx: str) -
         # Anyone may register any name: the screen says so, and leads with where the answer
         # goes, which the client cannot dress up.
         client_name_self_declared=True,
+        verified_domain=verified_domain(row.client_id),
         redirect_host=urlsplit(params["redirect_uri"]).netloc,
         redirect_uri=params["redirect_uri"],
         scopes=params["scopes"],
@@ -456,6 +487,7 @@ async def connections(conn: ReadConnection, principal: Principal) -> list[Connec
         Connection(
             client_id=row.client_id,
             client_name=row.client_name or row.client_id,
+            verified_domain=verified_domain(row.client_id),
             redirect_hosts=sorted({urlsplit(u).netloc for u in row.redirect_uris}),
             scopes=list(row.scopes),
             created_at=row.created_at,

@@ -69,14 +69,15 @@ async def list_connections(principal: CurrentPrincipal, conn: ReadConn) -> Conne
 
 
 @router.delete(
-    "/api/me/connections/{client_id}",
+    # `:path`: a metadata document client's id is a URL, slashes and all.
+    "/api/me/connections/{client_id:path}",
     status_code=status.HTTP_204_NO_CONTENT,
     operation_id="deleteConnection",
     tags=["me"],
     responses={404: NotFound.openapi()},
 )
 async def delete_connection(
-    client_id: Annotated[str, Path(max_length=200)], principal: SessionPrincipal, conn: WriteConn
+    client_id: Annotated[str, Path(max_length=2000)], principal: SessionPrincipal, conn: WriteConn
 ) -> None:
     """Disconnect a client, signed in with a session (not a key): its tokens stop working."""
     await oauth.disconnect(conn, principal, client_id)

@@ -23,8 +23,11 @@ async def record_question(
     mode: str,
     best_similarity: float | None,
     hit_count: int,
+    agent_key_id: UUID | None = None,
+    agent_client_id: str | None = None,
 ) -> None:
-    """Keep the question; one that found nothing is a documentation gap."""
+    """Keep the question, with the agent it came through; one that found nothing is a
+    documentation gap."""
     await conn.execute(
         insert(questions).values(
             user_id=user_id,
@@ -34,6 +37,8 @@ async def record_question(
             best_similarity=best_similarity,
             hit_count=hit_count,
             answered=hit_count > 0,
+            agent_key_id=agent_key_id,
+            agent_client_id=agent_client_id,
         )
     )
 
@@ -45,6 +50,8 @@ class UnansweredWording:
     query: str
     count: int
     user_ids: list[UUID]
+    # The API keys and OAuth clients it came through (ids as text).
+    agents: list[str]
     last_asked_at: datetime
 
 
@@ -58,6 +65,9 @@ async def unanswered_questions(
             "SELECT min(query) AS query, count(*) AS asked, "
             "       coalesce(array_agg(DISTINCT user_id) FILTER (WHERE user_id IS NOT NULL), "
             "                '{}') AS user_ids, "
+            "       coalesce(array_agg(DISTINCT coalesce(agent_key_id::text, agent_client_id)) "
+            "                FILTER (WHERE coalesce(agent_key_id::text, agent_client_id) "
+            "                        IS NOT NULL), '{}') AS agents, "
             "       max(created_at) AS last_asked_at "
             "FROM questions "
             "WHERE NOT answered AND created_at >= :since "
@@ -72,6 +82,7 @@ async def unanswered_questions(
             query=row.query,
             count=row.asked,
             user_ids=list(row.user_ids),
+            agents=list(row.agents),
             last_asked_at=row.last_asked_at,
         )
         for row in rows

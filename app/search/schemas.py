@@ -39,11 +39,13 @@ def chunk_url(document_id: UUID, chunk_id: UUID) -> str:
 
 
 class Gap(BaseModel):
-    """Questions of similar wording that found nothing: how often, by how many people."""
+    """Questions of similar wording that found nothing: how often, by how many people, and
+    through how many agents (API keys and OAuth clients; none for the browser)."""
 
     question: str
     count: int
     people: int
+    agents: int = 0
     last_asked_at: datetime
     examples: list[str]
 

@@ -103,6 +103,8 @@ async def record_question(
         mode=mode,
         best_similarity=best_similarity,
         hit_count=hit_count,
+        agent_key_id=principal.key_id,
+        agent_client_id=principal.client_id,
     )
 
 
@@ -189,6 +191,7 @@ async def documentation_gaps(
                 question=chosen[0].query,
                 count=sum(w.count for w in chosen),
                 people=len({u for w in chosen for u in w.user_ids}),
+                agents=len({a for w in chosen for a in w.agents}),
                 last_asked_at=max(w.last_asked_at for w in chosen),
                 examples=[w.query for w in chosen[:GAP_EXAMPLES]],
             )

@@ -23,7 +23,7 @@ from tests.accounts import Account
 from tests.agents.scripted import Call, Reply, calling, scripted
 from tests.agents.test_ask_api import _events
 from tests.mcp.conftest import mcp_client
-from tests.mcp.test_asking import _slow_deep_run
+from tests.mcp.research import deep_run
 from tests.mcp.test_tools import _code, _ok
 from tests.running import Running, run_fresh_corpus
 from tests.support import eventually
@@ -250,7 +250,7 @@ async def test_research_jobs_past_the_running_limit_queue_then_are_refused(
     owner = await corpus.account("viewer")
     release = asyncio.Event()
     original = corpus.app.state.resources
-    corpus.app.state.resources = dataclasses.replace(original, models=_slow_deep_run(release))
+    corpus.app.state.resources = dataclasses.replace(original, models=deep_run(release))
     try:
         async with mcp_client(corpus.mcp_url, owner.key) as client:
             started = [
@@ -295,7 +295,7 @@ async def test_research_calls_made_at_once_never_pass_a_persons_cap(corpus: Runn
     owner = await corpus.account("viewer")
     release = asyncio.Event()
     original = corpus.app.state.resources
-    corpus.app.state.resources = dataclasses.replace(original, models=_slow_deep_run(release))
+    corpus.app.state.resources = dataclasses.replace(original, models=deep_run(release))
     try:
 
         async def research(n: int) -> Any:

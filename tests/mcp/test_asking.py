@@ -9,7 +9,6 @@ import dataclasses
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from sqlalchemy import text
@@ -19,12 +18,11 @@ from app.asking import jobs, records
 from app.asking import service as asking_service
 from app.auth import service as auth_service
 from app.config import Settings
-from app.documents import service as documents_service
-from app.documents.schemas import DocumentCreate
 from app.housekeeping import prune_expired
 from tests.accounts import Account
-from tests.agents.scripted import Call, Reply, calling, in_order, scripted, tool_call
+from tests.agents.scripted import calling, in_order, scripted, tool_call
 from tests.mcp.conftest import mcp_client
+from tests.mcp.research import add_runbook, deep_run, fast_run, swap
 from tests.mcp.test_tools import _code, _ok
 from tests.running import Running, run_fresh_corpus
 from tests.support import (
@@ -36,11 +34,6 @@ from tests.support import (
     wait_until_ready,
 )
 
-RUNBOOK = (
-    "# Rollback\n\nTo roll back a deploy, run `make rollback` from the release branch. "
-    "Rollbacks take about four minutes."
-)
-
 
 @pytest.fixture(scope="module")
 async def corpus(settings: Settings, server_url: str, data_dir: Path) -> AsyncIterator[Running]:
@@ -48,35 +41,13 @@ async def corpus(settings: Settings, server_url: str, data_dir: Path) -> AsyncIt
     async with run_fresh_corpus(
         server_url, data_dir, "corpus_asking", research_wait_s=0.5
     ) as running:
-        editor = await running.account("editor")
-        async with running.db.write() as conn:
-            principal = await auth_service.principal_from_api_key(conn, editor.key)
-            assert principal is not None
-            await documents_service.create(
-                conn,
-                principal,
-                running.app.state.resources.embedder,
-                running.settings,
-                DocumentCreate(title="Deploy rollback", content=RUNBOOK),
-            )
+        await add_runbook(running)
         yield running
-
-
-def _swap(corpus: Running, models: object) -> Any:
-    original = corpus.app.state.resources
-    corpus.app.state.resources = dataclasses.replace(original, models=models)
-    return original
 
 
 async def test_ask_docs_answers_with_citations(corpus: Running) -> None:
     viewer = await corpus.account("viewer")
-    models = scripted(
-        in_order(
-            calling(tool_call("search_corpus", query="roll back a deploy")),
-            calling(text="Run make rollback [1]."),
-        )
-    )
-    original = _swap(corpus, models)
+    original = swap(corpus, fast_run())
     try:
         async with mcp_client(corpus.mcp_url, viewer.key) as client:
             answer = _ok(await client.call_tool("ask_docs", {"question": "How to roll back?"}))
@@ -89,34 +60,46 @@ async def test_ask_docs_answers_with_citations(corpus: Running) -> None:
     assert answer["steps"] == ['search: "roll back a deploy"']
 
 
-def _slow_deep_run(release: asyncio.Event) -> Any:
-    async def respond(call: Call) -> Reply:
-        if call.system.startswith("You are the orchestrator of a deep research"):
-            await release.wait()  # outlasts deep_research's wait
-            return calling(tool_call("write_todos", todos=["How does a rollback work?"]))
-        if call.system.startswith("You are the scout"):
-            return calling(text="- Deploy rollback covers it.")
-        if call.system.startswith("You are a researcher"):
-            if not call.tool_results:
-                return calling(tool_call("search_corpus", query="roll back a deploy"))
-            return calling(text="- run make rollback [1]")
-        if call.system.startswith("You are the orchestrator. Write"):
-            return calling(text="Roll back with make rollback [1].")
-        return calling(
-            tool_call(
-                "verdict",
-                claims=[
-                    {
-                        "claim": "Roll back with make rollback",
-                        "citations": ["[1]"],
-                        "status": "SUPPORTED",
-                    }
-                ],
-                verdict="PASS",
-            )
-        )
+@pytest.mark.parametrize(
+    ("mode", "revision"), [("legacy", "2025-11-25"), ("2026-07-28", "2026-07-28")]
+)
+async def test_each_revision_searches_asks_and_researches_to_a_job_it_collects(
+    corpus: Running, mode: str, revision: str
+) -> None:
+    # The SDK's client speaks 2025-11-25 with its handshake, or 2026-07-28 stateless; the door
+    # answers both alike, and a client that does not declare the tasks extension keeps a
+    # job_id with research_result (the extension: tests/mcp/test_tasks.py).
+    viewer = await corpus.account("viewer")
+    release = asyncio.Event()
+    async with mcp_client(corpus.mcp_url, viewer.key, mode=mode) as client:
+        assert client.protocol_version == revision
+        found = _ok(await client.call_tool("search_docs", {"query": "roll back a deploy"}))
+        assert found["hits"][0]["title"] == "Deploy rollback"
+        refused = await client.call_tool("search_docs", {"query": ""})
+        assert refused.is_error is True
 
-    return scripted(respond)
+        original = swap(corpus, fast_run())
+        try:
+            answer = _ok(await client.call_tool("ask_docs", {"question": "How to roll back?"}))
+        finally:
+            corpus.app.state.resources = original
+        assert answer["answer"] == "Run make rollback [1]."
+
+        original = swap(corpus, deep_run(release))
+        try:
+            started = _ok(await client.call_tool("deep_research", {"question": "Rollbacks?"}))
+            assert started["status"] == "running"
+            release.set()
+
+            async def done() -> bool:
+                result = _ok(
+                    await client.call_tool("research_result", {"job_id": started["job_id"]})
+                )
+                return bool(result["status"] == "done")
+
+            await eventually(done, "the research job finishes")
+        finally:
+            corpus.app.state.resources = original
 
 
 async def test_a_slow_deep_research_is_a_job_a_second_server_process_answers_to_its_owner_only(
@@ -124,7 +107,7 @@ async def test_a_slow_deep_research_is_a_job_a_second_server_process_answers_to_
 ) -> None:
     owner, stranger = await corpus.account("viewer"), await corpus.account("viewer")
     release = asyncio.Event()
-    original = _swap(corpus, _slow_deep_run(release))
+    original = swap(corpus, deep_run(release))
     try:
         async with mcp_client(corpus.mcp_url, owner.key) as client:
             started = _ok(await client.call_tool("deep_research", {"question": "Rollbacks?"}))
@@ -198,7 +181,7 @@ async def test_a_job_whose_process_died_is_marked_failed_with_a_reason(corpus: R
 
 async def test_a_server_that_shuts_down_marks_its_running_jobs_failed(corpus: Running) -> None:
     owner = await corpus.account("viewer")
-    original = _swap(corpus, _slow_deep_run(asyncio.Event()))  # never released
+    original = swap(corpus, deep_run(asyncio.Event()))  # never released
     try:
         async with mcp_client(corpus.mcp_url, owner.key) as client:
             started = _ok(await client.call_tool("deep_research", {"question": "Rollbacks?"}))
@@ -221,7 +204,7 @@ async def test_ask_docs_is_read_only_so_an_editors_run_saves_no_note(corpus: Run
             calling(text="Nothing saved."),
         )
     )
-    original = _swap(corpus, models)
+    original = swap(corpus, models)
     try:
         async with mcp_client(corpus.mcp_url, editor.key) as client:
             answer = _ok(await client.call_tool("ask_docs", {"question": "Save a note"}))
@@ -239,7 +222,7 @@ async def test_a_running_job_renews_its_lease_past_its_first_expiry(corpus: Runn
     original = corpus.app.state.resources
     corpus.app.state.resources = dataclasses.replace(
         original,
-        models=_slow_deep_run(release),
+        models=deep_run(release),
         settings=original.settings.model_copy(update={"research_lease_s": 1.0}),
     )
     try:

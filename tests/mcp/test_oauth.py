@@ -6,29 +6,18 @@ get it wrong fails with its RFC error code; and the database holds no raw token.
 from __future__ import annotations
 
 import asyncio
-import base64
 import hashlib
 import secrets
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import httpx2
 import pytest
 from mcp import Client
-from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import (
-    AuthorizationCodeResult,
-    OAuthClientInformationFull,
-    OAuthClientMetadata,
-    OAuthToken,
-)
-from pydantic import AnyUrl
 from sqlalchemy import text
 
 from app import housekeeping
@@ -37,88 +26,14 @@ from app.config import Settings
 from app.main import create_app
 from app.oauth import service as oauth
 from app.people import service as people_service
-from tests.accounts import HASHER, PASSWORD, Account
+from tests.accounts import HASHER, Account
+from tests.mcp.browser import Browser, MemoryStorage, oauth_client, pkce, signed_in_browser
+from tests.mcp.browser import query as query_of
 from tests.mcp.conftest import mcp_client
 from tests.running import Running, run_fresh_corpus
 from tests.support import eventually, lifespan, make_settings, waiting_on_locks
 
 REDIRECT_URI = "http://127.0.0.1:8765/callback"
-
-
-@dataclass
-class MemoryStorage:
-    """The OAuth client's token storage (the SDK's TokenStorage protocol)."""
-
-    tokens: OAuthToken | None = None
-    client: OAuthClientInformationFull | None = None
-
-    async def get_tokens(self) -> OAuthToken | None:
-        return self.tokens
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        self.tokens = tokens
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        return self.client
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self.client = client_info
-
-
-@dataclass
-class Browser:
-    """A person's browser, signed in to Corpus."""
-
-    corpus: Running
-    http: httpx.AsyncClient
-    seen: list[str] = field(default_factory=list)
-
-    async def consent(self, authorize_url: str, *, approve: bool = True) -> str:
-        """Follow an /authorize URL to the consent screen and answer it; returns where the
-        browser is sent next (the client's redirect URI with a code or an error)."""
-        reply = await self.http.get(authorize_url)
-        assert reply.status_code == 302, reply.text
-        consent = urlsplit(reply.headers["location"])
-        assert consent.path == "/oauth/consent"
-        tx = parse_qs(consent.query)["tx"][0]
-        screen = await self.http.get(f"/api/oauth/consent/{tx}")
-        assert screen.status_code == 200, screen.text
-        self.seen.append(screen.text)
-        answer = await self.http.post(f"/api/oauth/consent/{tx}", json={"approve": approve})
-        assert answer.status_code == 200, answer.text
-        redirect_to: str = answer.json()["redirect_to"]
-        return redirect_to
-
-
-@asynccontextmanager
-async def signed_in_browser(corpus: Running, person: Account) -> AsyncIterator[Browser]:
-    async with httpx.AsyncClient(base_url=corpus.url, headers={"Origin": corpus.url}) as http:
-        reply = await http.post(
-            "/api/auth/login", json={"email": person.user.email, "password": PASSWORD}
-        )
-        assert reply.status_code == 200
-        yield Browser(corpus, http)
-
-
-@pytest.fixture
-async def person(corpus: Running) -> Account:
-    return await corpus.account("editor")
-
-
-@pytest.fixture
-async def browser(corpus: Running, person: Account) -> AsyncIterator[Browser]:
-    async with signed_in_browser(corpus, person) as browser:
-        yield browser
-
-
-def _query(url: str) -> dict[str, str]:
-    return {k: v[0] for k, v in parse_qs(urlsplit(url).query).items()}
-
-
-def _pkce() -> tuple[str, str]:
-    verifier = secrets.token_urlsafe(48)
-    digest = hashlib.sha256(verifier.encode()).digest()
-    return verifier, base64.urlsafe_b64encode(digest).decode().rstrip("=")
 
 
 # --- the SDK's OAuth client, end to end -----------------------------------------------------
@@ -128,30 +43,7 @@ async def test_an_oauth_only_client_connects_calls_refreshes_and_revokes(
     corpus: Running, browser: Browser, person: Account
 ) -> None:
     storage = MemoryStorage()
-    answered: asyncio.Future[AuthorizationCodeResult] = asyncio.get_running_loop().create_future()
-
-    async def redirect_handler(authorization_url: str) -> None:
-        redirect_to = await browser.consent(authorization_url)
-        query = _query(redirect_to)
-        answered.set_result(
-            AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=query["iss"])
-        )
-
-    async def callback_handler() -> AuthorizationCodeResult:
-        return await asyncio.wait_for(answered, timeout=30)
-
-    auth = OAuthClientProvider(
-        corpus.mcp_url,
-        OAuthClientMetadata(
-            client_name="Test Agent",
-            redirect_uris=[AnyUrl(REDIRECT_URI)],
-            grant_types=["authorization_code", "refresh_token"],
-            response_types=["code"],
-        ),
-        storage,
-        redirect_handler=redirect_handler,
-        callback_handler=callback_handler,
-    )
+    auth = oauth_client(corpus, browser, storage, name="Test Agent", redirect_uri=REDIRECT_URI)
     async with (
         httpx2.AsyncClient(auth=auth, timeout=30) as http,
         Client(streamable_http_client(corpus.mcp_url, http_client=http)) as client,
@@ -283,10 +175,10 @@ class Flow:
 
     async def grant(self, **extra: str) -> Grant:
         client_id = await self.client_id()
-        verifier, challenge = _pkce()
+        verifier, challenge = pkce()
         url = self.authorize_url(client_id, challenge, **extra)
         redirect_to = await self.browser.consent(url)
-        query = _query(redirect_to)
+        query = query_of(redirect_to)
         assert query["iss"].rstrip("/") == self.corpus.url
         return Grant(client_id, verifier, query["code"], query["state"])
 
@@ -311,7 +203,7 @@ async def flow(corpus: Running, browser: Browser) -> AsyncIterator[Flow]:
 def _error_of(reply: httpx.Response) -> str:
     """The RFC 6749 error of a reply: in the JSON body, or in the redirect's query."""
     if reply.status_code in (302, 303):
-        return _query(reply.headers["location"])["error"]
+        return query_of(reply.headers["location"])["error"]
     error: str = reply.json()["error"]
     return error
 
@@ -328,7 +220,7 @@ async def test_authorization_without_pkce_or_with_plain_pkce_is_refused(
     assert _error_of(plain) == "invalid_request"
     # RFC 9207: error responses name the issuer too, exactly as the metadata does.
     issuer = f"{flow.corpus.url}/"
-    assert [_query(r.headers["location"])["iss"] for r in (without, plain)] == [issuer, issuer]
+    assert [query_of(r.headers["location"])["iss"] for r in (without, plain)] == [issuer, issuer]
 
 
 async def test_a_wrong_verifier_a_reused_code_and_another_redirect_uri_fail(flow: Flow) -> None:
@@ -347,7 +239,7 @@ async def test_an_unregistered_redirect_uri_is_refused_without_a_redirect(
     flow: Flow, browser: Browser
 ) -> None:
     client_id = await flow.client_id()
-    _, challenge = _pkce()
+    _, challenge = pkce()
     reply = await browser.http.get(
         flow.authorize_url(client_id, challenge, redirect_uri="https://evil.example/cb")
     )
@@ -357,12 +249,12 @@ async def test_an_unregistered_redirect_uri_is_refused_without_a_redirect(
 
 async def test_a_token_for_another_resource_is_refused(flow: Flow, browser: Browser) -> None:
     client_id = await flow.client_id()
-    _, challenge = _pkce()
+    _, challenge = pkce()
     at_authorize = await browser.http.get(
         flow.authorize_url(client_id, challenge, resource="https://other.example/mcp")
     )
     assert _error_of(at_authorize) == "invalid_target"
-    assert _query(at_authorize.headers["location"])["iss"] == f"{flow.corpus.url}/"
+    assert query_of(at_authorize.headers["location"])["iss"] == f"{flow.corpus.url}/"
     grant = await flow.grant()
     at_token = await flow.token(grant, resource="https://other.example/mcp")
     assert (at_token.status_code, _error_of(at_token)) == (400, "invalid_target")
@@ -413,9 +305,9 @@ async def test_a_denied_consent_sends_access_denied_and_issues_nothing(
     flow: Flow, browser: Browser, corpus: Running
 ) -> None:
     client_id = await flow.client_id()
-    _, challenge = _pkce()
+    _, challenge = pkce()
     redirect_to = await browser.consent(flow.authorize_url(client_id, challenge), approve=False)
-    assert _query(redirect_to)["error"] == "access_denied"
+    assert query_of(redirect_to)["error"] == "access_denied"
     async with corpus.db.read() as conn:
         codes = await conn.execute(
             text("SELECT count(*) FROM oauth_codes WHERE client_id = :c"), {"c": client_id}
@@ -427,9 +319,9 @@ async def test_a_consent_is_answered_once_and_only_by_a_signed_in_person(
     flow: Flow, browser: Browser, corpus: Running, person: Account
 ) -> None:
     client_id = await flow.client_id()
-    _, challenge = _pkce()
+    _, challenge = pkce()
     reply = await browser.http.get(flow.authorize_url(client_id, challenge))
-    tx = _query(reply.headers["location"])["tx"]
+    tx = query_of(reply.headers["location"])["tx"]
     async with httpx.AsyncClient(base_url=corpus.url) as stranger:
         anonymous = await stranger.get(f"/api/oauth/consent/{tx}")
         assert anonymous.status_code == 401
@@ -513,12 +405,12 @@ async def test_a_redirect_uri_without_a_host_is_refused_at_registration_and_auth
 ) -> None:
     registered = await flow.register(redirect_uris=["https:///cb"])
     client_id = await flow.client_id()  # registered with REDIRECT_URI, a loopback URI
-    _, challenge = _pkce()
+    _, challenge = pkce()
     # The registered URI without its host (the SDK's parser reads it back as the registered one).
     hostless = REDIRECT_URI.replace("http://", "http:///", 1)
     url = flow.authorize_url(client_id, challenge, redirect_uri=hostless)
     asked = await browser.http.get(url)
-    posted = await browser.http.post(f"{flow.corpus.url}/authorize", data=_query(url))
+    posted = await browser.http.post(f"{flow.corpus.url}/authorize", data=query_of(url))
     grant = await flow.grant()
     exchanged = await flow.token(grant, redirect_uri=hostless)
     assert (registered.status_code, registered.json()["error"]) == (400, "invalid_redirect_uri")
@@ -734,10 +626,10 @@ async def test_a_loopback_redirect_uri_may_use_any_port(
     registration = await flow.register(redirect_uris=[registered])
     assert registration.status_code == 201, registration.text
     client_id = registration.json()["client_id"]
-    verifier, challenge = _pkce()
+    verifier, challenge = pkce()
     redirect_to = await browser.consent(flow.authorize_url(client_id, challenge, redirect_uri=used))
     assert redirect_to.startswith(f"{used}?")
-    grant = Grant(client_id, verifier, _query(redirect_to)["code"], "")
+    grant = Grant(client_id, verifier, query_of(redirect_to)["code"], "")
     tokens = await flow.token(grant, redirect_uri=used)
     assert tokens.status_code == 200, tokens.text
 
@@ -756,7 +648,7 @@ async def test_only_the_port_of_a_loopback_ip_redirect_uri_may_vary(
 ) -> None:
     registration = await flow.register(redirect_uris=[registered])
     client_id = registration.json()["client_id"]
-    _, challenge = _pkce()
+    _, challenge = pkce()
     reply = await browser.http.get(flow.authorize_url(client_id, challenge, redirect_uri=used))
     assert (reply.status_code, reply.json()["error"]) == (400, "invalid_request")
 
@@ -796,14 +688,14 @@ async def test_a_nul_in_an_authorization_request_is_invalid_request_without_a_re
     flow: Flow, browser: Browser
 ) -> None:
     client_id = await flow.client_id()
-    _, challenge = _pkce()
+    _, challenge = pkce()
     url = httpx.URL(flow.authorize_url(client_id, challenge))
     got = {}
     for name in AUTHORIZE_FIELDS:
         with_nul = url.copy_set_param(name, NUL)
         reply = await browser.http.get(str(with_nul))
         posted = await browser.http.post(
-            f"{flow.corpus.url}/authorize", data={**_query(str(with_nul))}
+            f"{flow.corpus.url}/authorize", data={**query_of(str(with_nul))}
         )
         got[name] = {(r.status_code, r.json()["error"]) for r in (reply, posted)}
     assert got == {name: {(400, "invalid_request")} for name in AUTHORIZE_FIELDS}
@@ -942,11 +834,11 @@ async def test_the_consent_screen_shows_the_redirect_host_and_a_self_declared_na
         client_name="Corpus Official", redirect_uris=["https://evil.example/cb"]
     )
     client_id = registration.json()["client_id"]
-    _, challenge = _pkce()
+    _, challenge = pkce()
     reply = await browser.http.get(
         flow.authorize_url(client_id, challenge, redirect_uri="https://evil.example/cb")
     )
-    tx = _query(reply.headers["location"])["tx"]
+    tx = query_of(reply.headers["location"])["tx"]
     screen = (await browser.http.get(f"/api/oauth/consent/{tx}")).json()
     assert screen["redirect_host"] == "evil.example"
     assert screen["redirect_uri"] == "https://evil.example/cb"

@@ -992,6 +992,10 @@ export interface components {
             after: {
                 [key: string]: unknown;
             } | null;
+            /** Agent Key Id */
+            agent_key_id?: string | null;
+            /** Agent Client Id */
+            agent_client_id?: string | null;
         };
         /** CacheStats */
         CacheStats: {
@@ -1168,6 +1172,8 @@ export interface components {
             client_id: string;
             /** Client Name */
             client_name: string;
+            /** Verified Domain */
+            verified_domain?: string | null;
             /** Redirect Hosts */
             redirect_hosts: string[];
             /** Scopes */
@@ -1206,6 +1212,8 @@ export interface components {
             client_name: string;
             /** Client Name Self Declared */
             client_name_self_declared: boolean;
+            /** Verified Domain */
+            verified_domain?: string | null;
             /** Redirect Host */
             redirect_host: string;
             /** Redirect Uri */
@@ -1444,7 +1452,8 @@ export interface components {
         };
         /**
          * Gap
-         * @description Questions of similar wording that found nothing: how often, by how many people.
+         * @description Questions of similar wording that found nothing: how often, by how many people, and
+         *     through how many agents (API keys and OAuth clients; none for the browser).
          */
         Gap: {
             /** Question */
@@ -1453,6 +1462,11 @@ export interface components {
             count: number;
             /** People */
             people: number;
+            /**
+             * Agents
+             * @default 0
+             */
+            agents: number;
             /**
              * Last Asked At
              * Format: date-time

@@ -41,6 +41,7 @@ export function ConnectionsList() {
           <div className="grid min-w-0 gap-0.5">
             <p className="truncate text-sm font-medium">{connection.client_name}</p>
             <p className="truncate text-xs text-muted-foreground">
+              {connection.verified_domain ? `${connection.verified_domain} (verified) · ` : ''}
               {connection.redirect_hosts.join(', ')} · connected{' '}
               {dateFormat.format(new Date(connection.created_at))}
               {connection.last_used_at

@@ -31,6 +31,18 @@ describe('ConsentScreen', () => {
     expect(screen.getByText('https://evil.example/cb')).toBeInTheDocument()
   })
 
+  it('names the domain a metadata document client was checked at, and only for one', async () => {
+    const cimd = { ...REQUEST, client_id: 'https://agent.example/client.json', verified_domain: 'agent.example' }
+    stubApi({ '/api/oauth/consent/{tx}': { get: { status: 200, body: cimd } } })
+    const { unmount } = renderWithProviders(<ConsentScreen tx="tx-12345678" onUnauthenticated={vi.fn()} go={vi.fn()} />)
+    expect(await screen.findByTestId('verified-domain')).toHaveTextContent('agent.example')
+    unmount()
+    stubApi({ '/api/oauth/consent/{tx}': { get: { status: 200, body: REQUEST } } })
+    renderWithProviders(<ConsentScreen tx="tx-12345678" onUnauthenticated={vi.fn()} go={vi.fn()} />)
+    await screen.findByRole('heading', { level: 1 })
+    expect(screen.queryByTestId('verified-domain')).not.toBeInTheDocument()
+  })
+
   it('sends the browser where the server says after an answer, once', async () => {
     const fetchMock = stubApi({
       '/api/oauth/consent/{tx}': {

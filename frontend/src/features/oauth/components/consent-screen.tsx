@@ -80,6 +80,15 @@ export function ConsentScreen({
           ) : null}
           .
         </p>
+        {request.verified_domain ? (
+          <p className="text-sm text-muted-foreground" data-testid="verified-domain">
+            Corpus checked that it is the app published at{' '}
+            <strong className="font-mono font-medium text-foreground">
+              {request.verified_domain}
+            </strong>
+            .
+          </p>
+        ) : null}
       </div>
 
       <dl className="grid gap-3 rounded-lg border bg-muted/40 p-4 text-sm">
