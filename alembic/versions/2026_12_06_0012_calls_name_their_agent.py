@@ -5,7 +5,7 @@ that what an agent did can be told from what the person did.
 Nullable columns without defaults: no rewrite, no long lock. No foreign keys: a record keeps
 naming the key or client after it is revoked or deleted.
 
-Revision ID: 0015
+Revision ID: 0012
 Revises: 0011
 Create Date: 2026-12-06 03:30:00.000000
 """
@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
-revision: str = "0015"
+revision: str = "0012"
 down_revision: str | None = "0011"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
