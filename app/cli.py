@@ -356,6 +356,66 @@ async def _reembed_async(settings: Settings, url: str) -> int:
         await db.dispose()
 
 
+def _backup(args: argparse.Namespace) -> int:
+    from app.db import embedded
+    from app.logs import configure_logging
+    from app.ops.backup import backup, check_destination
+
+    settings = _settings()
+    configure_logging("WARNING")
+    path = Path(args.file)
+    check_destination(path)
+    with embedded.attached(settings) as url, _progress_bars() as progress:
+        manifest = asyncio.run(backup(settings, url, path, progress))
+    model = manifest.embedding
+    print(
+        f"backed up {manifest.workspaces} workspaces, {manifest.documents} documents and "
+        f"{manifest.chunks} chunks (schema {manifest.revision}, {model.provider}:{model.model} "
+        f"{model.dim}-d) to {path} ({path.stat().st_size:,} bytes)"
+    )
+    return 0
+
+
+def _restore(args: argparse.Namespace) -> int:
+    from app.db import embedded, migrate
+    from app.logs import configure_logging
+    from app.ops.backup import check_backup, check_target, load
+
+    settings = _settings()
+    configure_logging("WARNING")
+    path = Path(args.file)
+    plan = check_backup(settings, path, force=args.force, reembed=args.reembed)
+    with embedded.attached(settings) as url:
+        plan = asyncio.run(check_target(settings, url, plan, force=args.force))
+        with _progress_bars() as progress:
+            load(settings, url, path, plan, progress)
+        # A backup of an older schema is migrated to this version's, as `corpus serve` would.
+        migrate.upgrade(settings, url)
+        reembedded = asyncio.run(_reembed_async(settings, url)) if plan.reembed else None
+    manifest = plan.manifest
+    replaced = f", replacing {plan.replaces} tables" if plan.replaces else ""
+    print(
+        f"restored {manifest.workspaces} workspaces, {manifest.documents} documents and "
+        f"{manifest.chunks} chunks from {path} (taken {manifest.created_at:%Y-%m-%d %H:%M} UTC, "
+        f"schema {manifest.revision}, now {migrate.head_revision(settings)}){replaced}"
+    )
+    if reembedded is not None:
+        print(
+            f"re-embedded {reembedded} chunks with {settings.embeddings_provider}:"
+            f"{settings.embeddings_model} ({settings.embeddings_dim}-d)"
+        )
+    if plan.install_secret:
+        print(f"installed the backup's secret key in {settings.data_dir}")
+    elif plan.manifest.secret_key_included and settings.secret_key is not None:
+        print(
+            "note: the backup carries the generated secret key it was sealed with, but SECRET_KEY "
+            "is set: secrets sealed with the old key (OAuth client secrets, remote workspace "
+            "tokens) open only if SECRET_KEY is that key",
+            file=sys.stderr,
+        )
+    return 0
+
+
 def _print_invalid(exc: ValidationError) -> int:
     for err in exc.errors():
         print(f"corpus: {'.'.join(map(str, err['loc']))}: {err['msg']}", file=sys.stderr)
@@ -535,6 +595,26 @@ def _parser() -> argparse.ArgumentParser:
         "reembed", help="re-embed every chunk with the configured embedding model"
     )
     reembed_cmd.set_defaults(run=_reembed)
+
+    backup_cmd = verbs.add_parser(
+        "backup", help="write a consistent backup of the database (while it serves) to FILE"
+    )
+    backup_cmd.add_argument("file", metavar="FILE", help="the backup to write (must not exist)")
+    backup_cmd.set_defaults(run=_backup)
+
+    restore_cmd = verbs.add_parser(
+        "restore", help="restore a backup into an empty data folder or database"
+    )
+    restore_cmd.add_argument("file", metavar="FILE", help="a file written by `corpus backup`")
+    restore_cmd.add_argument(
+        "--force", action="store_true", help="replace whatever the target database holds"
+    )
+    restore_cmd.add_argument(
+        "--reembed",
+        action="store_true",
+        help="when the backup's embedding model is not the configured one, re-embed every chunk",
+    )
+    restore_cmd.set_defaults(run=_restore)
 
     users = verbs.add_parser("users", help="people and agent accounts")
     users_verbs = users.add_subparsers(dest="users_verb", required=True, metavar="COMMAND")

@@ -163,6 +163,7 @@ LONG_MODULES = (
     "tests/auth/test_login_throttle.py",
     "tests/agents/test_providers.py",
     "tests/mcp/test_asking.py",
+    "tests/ops/test_backup.py",
 )
 
 
