@@ -58,7 +58,7 @@ def _serve(args: argparse.Namespace) -> int:
     from app.main import create_app
 
     settings = _settings(host=args.host, port=args.port)
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.log_format)
     # The embedded server stops when no other `corpus` process is attached to it.
     with embedded.attached(settings) as url:
         migrate.upgrade(settings, url)
@@ -82,7 +82,7 @@ def _migrate(_args: argparse.Namespace) -> int:
     from app.logs import configure_logging
 
     settings = _settings()
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.log_format)
     with embedded.attached(settings) as url:
         migrate.upgrade(settings, url)
     print(f"database migrated to {migrate.head_revision(settings)}")

@@ -25,6 +25,7 @@ from app.agents import citations, prompts
 from app.agents.graph import deep_graph, react_graph
 from app.agents.models import ModelError, Models, classify
 from app.agents.nodes import AgentSpec
+from app.agents.observed import observed_run
 from app.agents.routing import route
 from app.agents.run import Budget, Run
 from app.asking import service as asking_service
@@ -205,6 +206,17 @@ async def answer_once(
 
 
 async def _drive(
+    services: Services,
+    principal: Principal,
+    question: Question,
+    door: str,
+    emit: Callable[[Event | None], None],
+) -> None:
+    with observed_run(door, emit) as watched:
+        await _drive_watched(services, principal, question, door, watched)
+
+
+async def _drive_watched(
     services: Services,
     principal: Principal,
     question: Question,

@@ -17,6 +17,7 @@ from app.agents.answer import Question, Services, answer_once
 from app.asking import service as asking_service
 from app.asking.limits import JobTicket
 from app.errors import AppError
+from app.observe import metrics
 from app.rag.schemas import Answer
 
 logger = logging.getLogger(__name__)
@@ -51,6 +52,7 @@ class Jobs:
                 at_most=limits.unfinished_jobs_per_person,
             )
         ticket = limits.enqueue_job(principal.user_id, job_id)
+        metrics.research_job("queued")
         task = asyncio.create_task(
             self._run(services, job_id, principal, question, ticket),
             name=f"research job {job_id}",
@@ -80,8 +82,11 @@ class Jobs:
     ) -> Answer:
         # Renewed while it waits in line too: a queued job is unfinished, not abandoned.
         heartbeat = asyncio.create_task(self._renew(services, job_id))
+        state = "queued"
         try:
             await ticket.wait()
+            metrics.research_job("running", left=state)
+            state = "running"
             result = await answer_once(
                 services,
                 principal,
@@ -89,6 +94,7 @@ class Jobs:
                 door="mcp",
             )
         except AppError as exc:
+            metrics.research_job("failed", left=state)
             failed = Answer(
                 answer=f"{exc.code}: {exc.message}",
                 citations=[],
@@ -100,12 +106,14 @@ class Jobs:
             await self._finish(services, job_id, error=failed.answer)
             return failed
         except asyncio.CancelledError:
+            metrics.research_job("failed", left=state)
             await asyncio.shield(self._finish(services, job_id, error=SHUT_DOWN))
             raise
         finally:
             ticket.release()
             heartbeat.cancel()
             await asyncio.gather(heartbeat, return_exceptions=True)
+        metrics.research_job("done", left=state)
         await self._finish(services, job_id, result=result)
         return result
 

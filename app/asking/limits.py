@@ -19,6 +19,7 @@ from uuid import UUID
 
 from app.config import Settings
 from app.errors import RateLimited
+from app.observe import metrics
 
 Person = UUID | None
 
@@ -186,6 +187,7 @@ class AnswerLimits:
         """
         state = self._people.setdefault(person, _Person())
         if state.runs >= self.runs_per_person:
+            metrics.throttle_refused("runs_per_person")
             raise RateLimited(
                 f"you have {self.runs_per_person} answers under way, the most one person may "
                 f"have at once; ask again when one has finished (in about {RUN_RETRY_AFTER_S} s)",

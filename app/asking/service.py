@@ -19,6 +19,7 @@ from app.db.engine import ReadConnection, WriteConnection
 from app.documents import service as documents_service
 from app.errors import NotFound, RateLimited, ValidationFailed
 from app.kit.paging import decode_cursor, keyset_page
+from app.observe import metrics
 from app.schemas import Page
 
 TITLE_CHARS = 120
@@ -265,6 +266,7 @@ async def create_job(
     """
     owner = _owner(principal, "your role may not ask")
     if at_most is not None and await queries.unfinished_jobs(conn, user_id=owner) >= at_most:
+        metrics.throttle_refused("research_jobs_per_person")
         raise RateLimited(
             f"you have {at_most} research jobs running or queued, the most one person may "
             f"have; ask again when one has finished (in about {JOB_RETRY_AFTER_S} s)",

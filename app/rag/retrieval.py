@@ -16,6 +16,7 @@ import numpy as np
 
 from app.config import Settings
 from app.db.engine import ReadConnection, SideRead, SideReads
+from app.observe import metrics
 from app.rag import queries
 from app.rag.embeddings.base import Embedder
 from app.rag.schemas import SearchHit, SearchMode
@@ -158,7 +159,42 @@ async def run(
     """
     if workspace_ids == [] or document_ids == []:
         return []
-    embedding = await embedder.embed_query(query) if mode in ("hybrid", "dense") else None
+    with metrics.SEARCH_SECONDS.labels(mode).time():
+        return await _run(
+            conn,
+            embedder,
+            settings,
+            query,
+            mode=mode,
+            caller_id=caller_id,
+            workspace_ids=workspace_ids,
+            tags=tags,
+            limit=limit,
+            tuning=tuning,
+            document_ids=document_ids,
+            side=side,
+        )
+
+
+async def _run(
+    conn: ReadConnection,
+    embedder: Embedder,
+    settings: Settings,
+    query: str,
+    *,
+    mode: SearchMode,
+    caller_id: UUID | None,
+    workspace_ids: list[UUID] | None,
+    tags: list[str] | None,
+    limit: int,
+    tuning: Tuning,
+    document_ids: list[UUID] | None,
+    side: SideReads | None,
+) -> list[SearchHit]:
+    embedding = None
+    if mode in ("hybrid", "dense"):
+        with metrics.search_part(mode, "query_embedding"):
+            embedding = await embedder.embed_query(query)
     params = search_params(
         query,
         embedding,
@@ -177,8 +213,10 @@ async def run(
             async with side.reserve() as other:
                 if other is not None:
                     return await _halves_apart(conn, other, params)
-        return await queries.search(conn, params, sized=True)
-    return await queries.search(conn, params)
+        with metrics.search_part(mode, "ranking"):
+            return await queries.search(conn, params, sized=True)
+    with metrics.search_part(mode, "ranking"):
+        return await queries.search(conn, params)
 
 
 async def _halves_apart(
@@ -193,17 +231,21 @@ async def _halves_apart(
     async def keyword() -> None:
         async with side() as other:
             # Handed over before the side transaction ends: its rollback is not on the way.
-            ranked.set_result(await queries.keyword_half(other, params))
+            with metrics.search_part("hybrid", "keyword"):
+                half = await queries.keyword_half(other, params)
+            ranked.set_result(half)
 
     keyword_task = asyncio.create_task(keyword())
     try:
-        dense = await queries.dense_half(conn, params)
+        with metrics.search_part("hybrid", "vector_walk"):
+            dense = await queries.dense_half(conn, params)
         # The keyword half's ranking, or its failure if it failed before handing one over.
         either: list[asyncio.Future[Any]] = [ranked, keyword_task]
         await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
         if not ranked.done():
             keyword_task.result()
-        hits = await queries.fuse(conn, params, dense, ranked.result())
+        with metrics.search_part("hybrid", "fusion"):
+            hits = await queries.fuse(conn, params, dense, ranked.result())
     except BaseException:
         # Not left running on a connection nobody waits for; its own failure, if any, is
         # beside the point now.

@@ -31,6 +31,7 @@ from app.errors import BadRequest, NotFound, ValidationFailed
 from app.kit import outbound
 from app.kit.addresses import AddressRules
 from app.kit.secrets import SecretBox
+from app.observe import metrics
 from app.rag.embeddings.base import Embedder
 from app.rag.schemas import SearchRequest
 from app.routing import context, policy, queries, remote
@@ -378,6 +379,7 @@ async def _search(
         top_k,
     )
     cached = routing.cache.get(key) if routing.cache.enabled else None
+    metrics.cache_lookup(plan.persona, cached is not None)
     if cached is not None:
         return _Searched(cached, [], cache_hit=True)
     since = routing.cache.snapshot(workspaces)
