@@ -91,7 +91,6 @@ def _migrate(_args: argparse.Namespace) -> int:
 
 def _ingest(args: argparse.Namespace) -> int:
     from app.bench.ingest import walk
-    from app.db import embedded, migrate
     from app.logs import configure_logging
 
     settings = _settings()
@@ -104,9 +103,17 @@ def _ingest(args: argparse.Namespace) -> int:
         return 2
     tags = [tag.strip().lower() for tag in (args.tags or "").split(",") if tag.strip()]
     files = list(walk([Path(p) for p in args.paths]))
+    return _ingest_files(settings, files, args.workspace, tags)
+
+
+def _ingest_files(settings: Settings, files: list[Path], workspace: str, tags: list[str]) -> int:
+    """Ingest `files` into `workspace` (migrating first), print the report, and exit non-zero
+    when a file failed."""
+    from app.db import embedded, migrate
+
     with embedded.attached(settings) as url:
         migrate.upgrade(settings, url)
-        report = asyncio.run(_ingest_async(settings, url, files, args.workspace, tags))
+        report = asyncio.run(_ingest_async(settings, url, files, workspace, tags))
     counts = report.counts
     print(
         f"{len(files)} files: {counts['added']} added, {counts['updated']} updated, "
@@ -116,6 +123,32 @@ def _ingest(args: argparse.Namespace) -> int:
     for path, reason in report.failures:
         print(f"  failed {path}: {reason}", file=sys.stderr)
     return 1 if report.failures else 0
+
+
+# The sample corpus: the project's own documentation, installed with the code (the checkout, the
+# image and deploy.sh's copy all have it).
+SAMPLE_WORKSPACE = "sample"
+
+
+def _seed(_args: argparse.Namespace) -> int:
+    from app.bench.ingest import walk
+    from app.db.migrate import PROJECT_ROOT
+    from app.logs import configure_logging
+
+    settings = _settings()
+    configure_logging("WARNING")
+    sources = [PROJECT_ROOT / "README.md", PROJECT_ROOT / "docs"]
+    if not all(source.exists() for source in sources):
+        print(
+            f"corpus: the sample corpus (README.md and docs/ beside the app) is not installed "
+            f"in {PROJECT_ROOT}",
+            file=sys.stderr,
+        )
+        return 1
+    files = list(walk(sources))
+    code = _ingest_files(settings, files, SAMPLE_WORKSPACE, ["sample"])
+    print(f"the sample corpus is in workspace `{SAMPLE_WORKSPACE}`: search or ask it")
+    return code
 
 
 async def _ingest_async(
@@ -550,6 +583,11 @@ def _parser() -> argparse.ArgumentParser:
     ingest.add_argument("--tags", help="comma-separated tags for every document")
     ingest.add_argument("--visibility", choices=["org", "private"], default="org")
     ingest.set_defaults(run=_ingest)
+
+    seed = verbs.add_parser(
+        "seed", help="load the sample corpus (the project's own docs) into workspace `sample`"
+    )
+    seed.set_defaults(run=_seed)
 
     evaluate_cmd = verbs.add_parser(
         "eval", help="measure retrieval quality on a BEIR-layout folder (throwaway database)"
