@@ -16,7 +16,7 @@ FRONTEND := frontend
 SPA_SOURCES := $(shell find $(FRONTEND)/src $(FRONTEND)/public -type f 2>/dev/null) \
 	$(wildcard $(FRONTEND)/index.html $(FRONTEND)/vite.config.ts $(FRONTEND)/tsconfig*.json)
 
-.PHONY: setup build run test lint typecheck test-python test-frontend test-browser fuzz schema openapi clean
+.PHONY: setup build run test lint typecheck test-python test-frontend test-browser fuzz load schema openapi clean
 
 setup: $(STAMP) $(FRONTEND)/node_modules/.package-lock.json
 
@@ -94,6 +94,15 @@ FUZZ_EXAMPLES ?= 60
 fuzz: setup build
 	CORPUS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest tests/fuzz -p no:cacheprovider \
 		-o log_cli=true --log-cli-level=INFO --log-cli-format='%(message)s'
+
+# Mixed traffic (searches, uploads, asks extractive and with a scripted model, MCP calls,
+# sign-ins) from LOAD_CLIENTS clients for LOAD_SECONDS against two `corpus serve` processes on
+# 127.0.0.1; throughput and p50/p95/p99 per operation, non-zero on any error (docs/BENCHMARKS.md).
+LOAD_CLIENTS ?= 16
+LOAD_SECONDS ?= 180
+load: setup
+	PYTHONPATH=. $(BIN)/python scripts/load.py --clients $(LOAD_CLIENTS) --seconds $(LOAD_SECONDS) \
+		--json docs/load-latest.json
 
 # Rewrite sql/schema.sql from a freshly migrated database (commit it with the migration).
 schema: setup

@@ -27,6 +27,8 @@ SOURCE="${SOURCE:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}"
 WAIT_S="${WAIT_S:-180}"
 
 PREFIX=/opt/corpus
+# The distribution's Python, which the service's user can run (not a pyenv or a user's own).
+PYTHON=/usr/bin/python3
 DATA=/var/lib/corpus
 CONF=/etc/corpus
 ENV_FILE="$CONF/corpus.env"
@@ -62,8 +64,8 @@ install_packages() {
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq python3 python3-venv caddy curl ca-certificates >/dev/null
-  python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
-    || die "Corpus needs Python 3.11 or newer; this system has $(python3 --version)"
+  "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+    || die "Corpus needs Python 3.11 or newer; this system has $("$PYTHON" --version)"
 }
 
 create_user() {
@@ -95,7 +97,7 @@ write_settings() {
       echo "# Corpus settings (README, \"Configuration\"). deploy.sh keeps this file on upgrades"
       echo "# and rewrites only the lines it manages: CORPUS_HOST, CORPUS_PORT, CORPUS_DATA_DIR,"
       echo "# CORPUS_STATIC_DIR, CORPUS_PUBLIC_URL, CORPUS_ALLOWED_HOSTS."
-      echo "SECRET_KEY=$(python3 -c 'import secrets; print(secrets.token_urlsafe(48))')"
+      echo "SECRET_KEY=$("$PYTHON" -c 'import secrets; print(secrets.token_urlsafe(48))')"
       echo "CORPUS_LOG_FORMAT=json"
       echo "# DATABASE_URL=postgresql://corpus:PASSWORD@db.internal:5432/corpus"
       echo "# CORPUS_METRICS_TOKEN="
@@ -138,13 +140,20 @@ install_app() {
   say "installing Corpus from $SOURCE into $PREFIX"
   copy_source "$PREFIX/src.new"
   build_web_app "$PREFIX/src.new"
-  if [[ ! -x "$PREFIX/venv/bin/python" ]]; then
-    python3 -m venv "$PREFIX/venv"
+  if [[ "$(readlink -f "$PREFIX/venv/bin/python")" != "$(readlink -f "$PYTHON")" ]]; then
+    "$PYTHON" -m venv --clear "$PREFIX/venv"
   fi
   # uv, pinned in constraints.txt like everything else, installs the pinned set.
   "$PREFIX/venv/bin/python" -m pip install --quiet -c "$PREFIX/src.new/constraints.txt" uv
-  "$PREFIX/venv/bin/uv" pip install --quiet --python "$PREFIX/venv/bin/python" \
-    -c "$PREFIX/src.new/constraints.txt" "$PREFIX/src.new"
+  if ! "$PREFIX/venv/bin/uv" pip install --quiet --python "$PREFIX/venv/bin/python" \
+    -c "$PREFIX/src.new/constraints.txt" "$PREFIX/src.new" 2>"$PREFIX/pinned-install.log"; then
+    # The tested set may need a newer point release than the distribution's (Debian 12 has
+    # 3.11.2; a pin may need 3.11.5): the newest versions this Python takes, within
+    # pyproject.toml's bounds, rather than none.
+    say "the pinned set does not install on $("$PYTHON" --version) ($PREFIX/pinned-install.log" \
+      "says why); resolving for it instead"
+    "$PREFIX/venv/bin/uv" pip install --quiet --python "$PREFIX/venv/bin/python" "$PREFIX/src.new"
+  fi
   rm -rf "$PREFIX/src.old"
   if [[ -d "$PREFIX/src" ]]; then mv "$PREFIX/src" "$PREFIX/src.old"; fi
   mv "$PREFIX/src.new" "$PREFIX/src"
@@ -154,7 +163,7 @@ install_app() {
 # Run a corpus command as the service's user, with its settings.
 as_corpus() {
   (cd "$PREFIX/src" && setpriv --reuid=corpus --regid=corpus --init-groups \
-    env -i PATH=/usr/bin:/bin HOME="$DATA" bash -c "$WITH_SETTINGS" \
+    env -i PATH=/usr/bin:/bin HOME="$DATA" CORPUS_LOG_LEVEL=WARNING bash -c "$WITH_SETTINGS" \
     "$ENV_FILE" "$PREFIX/venv/bin/corpus" "$@")
 }
 

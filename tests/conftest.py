@@ -164,6 +164,7 @@ LONG_MODULES = (
     "tests/agents/test_providers.py",
     "tests/mcp/test_asking.py",
     "tests/ops/test_backup.py",
+    "tests/ops/test_load.py",
 )
 
 
