@@ -18,7 +18,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.config import Settings
-from app.db.availability import unreachable
+from app.db.availability import DATABASE_UNREACHABLE, unreachable
 from app.errors import error_body, oauth_error_body
 from app.logs import Caller, event, request_caller, request_id
 from app.observe import metrics
@@ -129,7 +129,7 @@ class UnavailableMiddleware:
             if started or not unreachable(error):
                 raise
             unavailable_logger.warning("database unreachable: %s", _one_line(error))
-            message = "the database is unreachable; try again shortly"
+            message = DATABASE_UNREACHABLE
             content: dict[str, Any]
             if scope["path"] in OAUTH_PATHS:
                 content = oauth_error_body("temporarily_unavailable", message)

