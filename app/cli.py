@@ -360,11 +360,15 @@ def _reembed(_args: argparse.Namespace) -> int:
     with embedded.attached(settings) as url:
         migrate.upgrade(settings, url)
         count = asyncio.run(_reembed_async(settings, url))
+    _print_reembedded(settings, count)
+    return 0
+
+
+def _print_reembedded(settings: Settings, count: int) -> None:
     print(
         f"re-embedded {count} chunks with {settings.embeddings_provider}:"
         f"{settings.embeddings_model} ({settings.embeddings_dim}-d)"
     )
-    return 0
 
 
 async def _reembed_async(settings: Settings, url: str) -> int:
@@ -433,10 +437,7 @@ def _restore(args: argparse.Namespace) -> int:
         f"schema {manifest.revision}, now {migrate.head_revision(settings)}){replaced}"
     )
     if reembedded is not None:
-        print(
-            f"re-embedded {reembedded} chunks with {settings.embeddings_provider}:"
-            f"{settings.embeddings_model} ({settings.embeddings_dim}-d)"
-        )
+        _print_reembedded(settings, reembedded)
     if plan.install_secret:
         print(f"installed the backup's secret key in {settings.data_dir}")
     elif plan.manifest.secret_key_included and settings.secret_key is not None:

@@ -160,7 +160,8 @@ async def _one(
         if reply.status_code != 200:
             return _refused("mcp", reply)
         if reply.json().get("result", {}).get("isError") is not False:
-            return Result(f"mcp tool error: {reply.text[:300]}", "unreachable" in reply.text)
+            unavailable = '"unavailable: ' in reply.text
+            return Result(f"mcp tool error: {reply.text[:300]}", unavailable)
         return Result()
     if op == "sign_in":
         login = {"email": client.email, "password": PASSWORD}
@@ -198,7 +199,10 @@ async def _client_loop(
     ):
         https = (first, second)
         n = 0
-        while time.monotonic() < deadline and budget[0] > 0:
+        # Past the request budget, the load goes on until a fault has passed (within the time).
+        while time.monotonic() < deadline and (
+            budget[0] > 0 or (fault is not None and fault.recovered is None)
+        ):
             budget[0] -= 1
             n += 1
             # Each operation once first, so that even a short run covers the mix.
@@ -305,7 +309,7 @@ async def _people(base: str, admin_key: str, count: int) -> list[Client]:
             key.raise_for_status()
             clients.append(Client(email=email, key=key.json()["key"]))
         rng = random.Random(0)
-        for n in range(40):
+        for n in range(min(40, 5 * count)):
             made = await http.post(
                 "/api/documents", json={"title": f"seed {n}", "content": _document(rng, n)}
             )

@@ -160,11 +160,14 @@ async def run(
     if workspace_ids == [] or document_ids == []:
         return []
     with metrics.SEARCH_SECONDS.labels(mode).time():
-        return await _run(
-            conn,
-            embedder,
-            settings,
+        embedding = None
+        if mode in ("hybrid", "dense"):
+            with metrics.search_part(mode, "query_embedding"):
+                embedding = await embedder.embed_query(query)
+        params = search_params(
             query,
+            embedding,
+            settings,
             mode=mode,
             caller_id=caller_id,
             workspace_ids=workspace_ids,
@@ -172,51 +175,17 @@ async def run(
             limit=limit,
             tuning=tuning,
             document_ids=document_ids,
-            side=side,
         )
-
-
-async def _run(
-    conn: ReadConnection,
-    embedder: Embedder,
-    settings: Settings,
-    query: str,
-    *,
-    mode: SearchMode,
-    caller_id: UUID | None,
-    workspace_ids: list[UUID] | None,
-    tags: list[str] | None,
-    limit: int,
-    tuning: Tuning,
-    document_ids: list[UUID] | None,
-    side: SideReads | None,
-) -> list[SearchHit]:
-    embedding = None
-    if mode in ("hybrid", "dense"):
-        with metrics.search_part(mode, "query_embedding"):
-            embedding = await embedder.embed_query(query)
-    params = search_params(
-        query,
-        embedding,
-        settings,
-        mode=mode,
-        caller_id=caller_id,
-        workspace_ids=workspace_ids,
-        tags=tags,
-        limit=limit,
-        tuning=tuning,
-        document_ids=document_ids,
-    )
-    if side is not None and mode == "hybrid":
-        candidates = await queries.size_vector_search(conn, params.dense_depth)
-        if len(query.split()) > APART_FROM_WORDS or candidates > APART_FROM_CANDIDATES:
-            async with side.reserve() as other:
-                if other is not None:
-                    return await _halves_apart(conn, other, params)
+        if side is not None and mode == "hybrid":
+            candidates = await queries.size_vector_search(conn, params.dense_depth)
+            if len(query.split()) > APART_FROM_WORDS or candidates > APART_FROM_CANDIDATES:
+                async with side.reserve() as other:
+                    if other is not None:
+                        return await _halves_apart(conn, other, params)
+            with metrics.search_part(mode, "ranking"):
+                return await queries.search(conn, params, sized=True)
         with metrics.search_part(mode, "ranking"):
-            return await queries.search(conn, params, sized=True)
-    with metrics.search_part(mode, "ranking"):
-        return await queries.search(conn, params)
+            return await queries.search(conn, params)
 
 
 async def _halves_apart(

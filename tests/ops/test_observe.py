@@ -7,7 +7,6 @@ import asyncio
 import dataclasses
 import io
 import json
-import logging
 import re
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack
@@ -21,13 +20,12 @@ from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGenerationChunk
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.logs import configure_logging
 from app.observe.metrics import REGISTRY
 from tests.accounts import PASSWORD
 from tests.agents.scripted import ScriptedChatModel, ScriptedModels, calling, in_order, tool_call
 from tests.mcp.conftest import mcp_client
 from tests.running import Running, run_fresh_corpus
-from tests.support import PROJECT_ROOT, eventually
+from tests.support import PROJECT_ROOT, captured_log, eventually
 
 TOKEN = "metrics-token-" + "m" * 32
 DOCUMENT = "Deploys roll back with make rollback from the release branch, in four minutes."
@@ -226,19 +224,9 @@ async def test_every_family_is_scraped_and_moves_when_its_work_happens(corpus: R
 
 @pytest.fixture
 def json_log() -> Iterator[io.StringIO]:
-    """What the server writes to its log with CORPUS_LOG_FORMAT=json, through the handler
-    `corpus serve` sets up."""
-    root = logging.getLogger()
-    saved = (root.handlers[:], root.level)
-    configure_logging("INFO", "json")
-    out = io.StringIO()
-    handler = root.handlers[0]
-    assert isinstance(handler, logging.StreamHandler)
-    handler.setStream(out)
-    try:
+    """What the server writes to its log with CORPUS_LOG_FORMAT=json."""
+    with captured_log("json") as out:
         yield out
-    finally:
-        root.handlers[:], root.level = saved
 
 
 async def test_json_logs_have_a_line_per_request_and_per_run_and_no_secret(

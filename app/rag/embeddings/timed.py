@@ -6,23 +6,12 @@ import time
 from collections.abc import Sequence
 
 from app.observe import metrics
-from app.rag.embeddings.base import Embedder, Vectors
+from app.rag.embeddings.base import Vectors, Wrapping
 
 
-class TimedEmbedder:
-    """`inner`, measured: the server wraps the embedder it builds in one (the factory's own
-    result stays the provider's class, which its tests and callers check)."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
-        self.provider = inner.provider
-        self.model = inner.model
-        self.dim = inner.dim
-        self.default_floor = inner.default_floor
-        self.window = inner.window
-
-    def count_tokens(self, texts: Sequence[str]) -> list[int]:
-        return self.inner.count_tokens(texts)
+class TimedEmbedder(Wrapping):
+    """The inner embedder, measured: the server wraps the embedder it builds in one (the
+    factory's own result stays the provider's class, which its tests and callers check)."""
 
     async def embed_passages(self, texts: Sequence[str]) -> Vectors:
         started = time.perf_counter()
@@ -39,13 +28,3 @@ class TimedEmbedder:
         finally:
             metrics.EMBEDDING_SECONDS.labels("query").observe(time.perf_counter() - started)
             metrics.EMBEDDING_BATCH.labels("query").observe(1)
-
-    @property
-    def ready(self) -> bool:
-        return self.inner.ready
-
-    async def warm(self) -> None:
-        await self.inner.warm()
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
