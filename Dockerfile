@@ -24,6 +24,8 @@ RUN pip install -c constraints.txt . && pip uninstall -y corpus
 COPY app/ app/
 COPY alembic/ alembic/
 COPY alembic.ini ./
+# The sample corpus of `corpus seed`.
+COPY docs/ docs/
 RUN pip install --no-deps -c constraints.txt .
 COPY --from=spa /src/frontend/dist frontend/dist
 # Non-root. The data folder holds the generated secret key and, without DATABASE_URL, the

@@ -16,7 +16,7 @@ FRONTEND := frontend
 SPA_SOURCES := $(shell find $(FRONTEND)/src $(FRONTEND)/public -type f 2>/dev/null) \
 	$(wildcard $(FRONTEND)/index.html $(FRONTEND)/vite.config.ts $(FRONTEND)/tsconfig*.json)
 
-.PHONY: setup build run test lint typecheck test-python test-frontend test-browser fuzz schema openapi clean
+.PHONY: setup build run test lint typecheck test-python test-frontend test-browser fuzz load fault schema openapi clean
 
 setup: $(STAMP) $(FRONTEND)/node_modules/.package-lock.json
 
@@ -94,6 +94,25 @@ FUZZ_EXAMPLES ?= 60
 fuzz: setup build
 	CORPUS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest tests/fuzz -p no:cacheprovider \
 		-o log_cli=true --log-cli-level=INFO --log-cli-format='%(message)s'
+
+# Mixed traffic (searches, uploads, asks extractive and with a scripted model, MCP calls,
+# sign-ins) from LOAD_CLIENTS clients for LOAD_SECONDS against two `corpus serve` processes on
+# 127.0.0.1; throughput and p50/p95/p99 per operation, non-zero on any error (docs/BENCHMARKS.md).
+LOAD_CLIENTS ?= 16
+LOAD_SECONDS ?= 180
+load: $(STAMP)
+	PYTHONPATH=. $(BIN)/python scripts/load.py --clients $(LOAD_CLIENTS) --seconds $(LOAD_SECONDS) \
+		--json docs/load-latest.json
+
+# The same load with a fault two fifths of the way in: PostgreSQL restarted, then (a run of its
+# own) one of the two app processes killed. Requests may fail only cleanly, the service recovers
+# by itself, and every acknowledged upload is read back afterwards.
+FAULT_SECONDS ?= 60
+fault: $(STAMP)
+	PYTHONPATH=. $(BIN)/python scripts/load.py --clients $(LOAD_CLIENTS) --seconds $(FAULT_SECONDS) \
+		--fault restart-postgres --json docs/fault-restart-postgres-latest.json
+	PYTHONPATH=. $(BIN)/python scripts/load.py --clients $(LOAD_CLIENTS) --seconds $(FAULT_SECONDS) \
+		--fault kill-app --json docs/fault-kill-app-latest.json
 
 # Rewrite sql/schema.sql from a freshly migrated database (commit it with the migration).
 schema: setup

@@ -58,7 +58,7 @@ def _serve(args: argparse.Namespace) -> int:
     from app.main import create_app
 
     settings = _settings(host=args.host, port=args.port)
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.log_format)
     # The embedded server stops when no other `corpus` process is attached to it.
     with embedded.attached(settings) as url:
         migrate.upgrade(settings, url)
@@ -82,7 +82,7 @@ def _migrate(_args: argparse.Namespace) -> int:
     from app.logs import configure_logging
 
     settings = _settings()
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.log_format)
     with embedded.attached(settings) as url:
         migrate.upgrade(settings, url)
     print(f"database migrated to {migrate.head_revision(settings)}")
@@ -91,7 +91,6 @@ def _migrate(_args: argparse.Namespace) -> int:
 
 def _ingest(args: argparse.Namespace) -> int:
     from app.bench.ingest import walk
-    from app.db import embedded, migrate
     from app.logs import configure_logging
 
     settings = _settings()
@@ -104,9 +103,17 @@ def _ingest(args: argparse.Namespace) -> int:
         return 2
     tags = [tag.strip().lower() for tag in (args.tags or "").split(",") if tag.strip()]
     files = list(walk([Path(p) for p in args.paths]))
+    return _ingest_files(settings, files, args.workspace, tags)
+
+
+def _ingest_files(settings: Settings, files: list[Path], workspace: str, tags: list[str]) -> int:
+    """Ingest `files` into `workspace` (migrating first), print the report, and exit non-zero
+    when a file failed."""
+    from app.db import embedded, migrate
+
     with embedded.attached(settings) as url:
         migrate.upgrade(settings, url)
-        report = asyncio.run(_ingest_async(settings, url, files, args.workspace, tags))
+        report = asyncio.run(_ingest_async(settings, url, files, workspace, tags))
     counts = report.counts
     print(
         f"{len(files)} files: {counts['added']} added, {counts['updated']} updated, "
@@ -116,6 +123,32 @@ def _ingest(args: argparse.Namespace) -> int:
     for path, reason in report.failures:
         print(f"  failed {path}: {reason}", file=sys.stderr)
     return 1 if report.failures else 0
+
+
+# The sample corpus: the project's own documentation, installed with the code (the checkout, the
+# image and deploy.sh's copy all have it).
+SAMPLE_WORKSPACE = "sample"
+
+
+def _seed(_args: argparse.Namespace) -> int:
+    from app.bench.ingest import walk
+    from app.db.migrate import PROJECT_ROOT
+    from app.logs import configure_logging
+
+    settings = _settings()
+    configure_logging("WARNING")
+    sources = [PROJECT_ROOT / "README.md", PROJECT_ROOT / "docs"]
+    if not all(source.exists() for source in sources):
+        print(
+            f"corpus: the sample corpus (README.md and docs/ beside the app) is not installed "
+            f"in {PROJECT_ROOT}",
+            file=sys.stderr,
+        )
+        return 1
+    files = list(walk(sources))
+    code = _ingest_files(settings, files, SAMPLE_WORKSPACE, ["sample"])
+    print(f"the sample corpus is in workspace `{SAMPLE_WORKSPACE}`: search or ask it")
+    return code
 
 
 async def _ingest_async(
@@ -327,11 +360,15 @@ def _reembed(_args: argparse.Namespace) -> int:
     with embedded.attached(settings) as url:
         migrate.upgrade(settings, url)
         count = asyncio.run(_reembed_async(settings, url))
+    _print_reembedded(settings, count)
+    return 0
+
+
+def _print_reembedded(settings: Settings, count: int) -> None:
     print(
         f"re-embedded {count} chunks with {settings.embeddings_provider}:"
         f"{settings.embeddings_model} ({settings.embeddings_dim}-d)"
     )
-    return 0
 
 
 async def _reembed_async(settings: Settings, url: str) -> int:
@@ -354,6 +391,63 @@ async def _reembed_async(settings: Settings, url: str) -> int:
     finally:
         await embedder.aclose()
         await db.dispose()
+
+
+def _backup(args: argparse.Namespace) -> int:
+    from app.db import embedded
+    from app.logs import configure_logging
+    from app.ops.backup import backup, check_destination
+
+    settings = _settings()
+    configure_logging("WARNING")
+    path = Path(args.file)
+    check_destination(path)
+    with embedded.attached(settings) as url, _progress_bars() as progress:
+        manifest = asyncio.run(backup(settings, url, path, progress))
+    model = manifest.embedding
+    print(
+        f"backed up {manifest.workspaces} workspaces, {manifest.documents} documents and "
+        f"{manifest.chunks} chunks (schema {manifest.revision}, {model.provider}:{model.model} "
+        f"{model.dim}-d) to {path} ({path.stat().st_size:,} bytes)"
+    )
+    return 0
+
+
+def _restore(args: argparse.Namespace) -> int:
+    from app.db import embedded, migrate
+    from app.logs import configure_logging
+    from app.ops.backup import check_backup, check_target, load
+
+    settings = _settings()
+    configure_logging("WARNING")
+    path = Path(args.file)
+    plan = check_backup(settings, path, force=args.force, reembed=args.reembed)
+    with embedded.attached(settings) as url:
+        plan = asyncio.run(check_target(settings, url, plan, force=args.force))
+        with _progress_bars() as progress:
+            load(settings, url, path, plan, progress)
+        # A backup of an older schema is migrated to this version's, as `corpus serve` would.
+        migrate.upgrade(settings, url)
+        reembedded = asyncio.run(_reembed_async(settings, url)) if plan.reembed else None
+    manifest = plan.manifest
+    replaced = f", replacing {plan.replaces} tables" if plan.replaces else ""
+    print(
+        f"restored {manifest.workspaces} workspaces, {manifest.documents} documents and "
+        f"{manifest.chunks} chunks from {path} (taken {manifest.created_at:%Y-%m-%d %H:%M} UTC, "
+        f"schema {manifest.revision}, now {migrate.head_revision(settings)}){replaced}"
+    )
+    if reembedded is not None:
+        _print_reembedded(settings, reembedded)
+    if plan.install_secret:
+        print(f"installed the backup's secret key in {settings.data_dir}")
+    elif plan.manifest.secret_key_included and settings.secret_key is not None:
+        print(
+            "note: the backup carries the generated secret key it was sealed with, but SECRET_KEY "
+            "is set: secrets sealed with the old key (OAuth client secrets, remote workspace "
+            "tokens) open only if SECRET_KEY is that key",
+            file=sys.stderr,
+        )
+    return 0
 
 
 def _print_invalid(exc: ValidationError) -> int:
@@ -491,6 +585,11 @@ def _parser() -> argparse.ArgumentParser:
     ingest.add_argument("--visibility", choices=["org", "private"], default="org")
     ingest.set_defaults(run=_ingest)
 
+    seed = verbs.add_parser(
+        "seed", help="load the sample corpus (the project's own docs) into workspace `sample`"
+    )
+    seed.set_defaults(run=_seed)
+
     evaluate_cmd = verbs.add_parser(
         "eval", help="measure retrieval quality on a BEIR-layout folder (throwaway database)"
     )
@@ -535,6 +634,26 @@ def _parser() -> argparse.ArgumentParser:
         "reembed", help="re-embed every chunk with the configured embedding model"
     )
     reembed_cmd.set_defaults(run=_reembed)
+
+    backup_cmd = verbs.add_parser(
+        "backup", help="write a consistent backup of the database (while it serves) to FILE"
+    )
+    backup_cmd.add_argument("file", metavar="FILE", help="the backup to write (must not exist)")
+    backup_cmd.set_defaults(run=_backup)
+
+    restore_cmd = verbs.add_parser(
+        "restore", help="restore a backup into an empty data folder or database"
+    )
+    restore_cmd.add_argument("file", metavar="FILE", help="a file written by `corpus backup`")
+    restore_cmd.add_argument(
+        "--force", action="store_true", help="replace whatever the target database holds"
+    )
+    restore_cmd.add_argument(
+        "--reembed",
+        action="store_true",
+        help="when the backup's embedding model is not the configured one, re-embed every chunk",
+    )
+    restore_cmd.set_defaults(run=_restore)
 
     users = verbs.add_parser("users", help="people and agent accounts")
     users_verbs = users.add_subparsers(dest="users_verb", required=True, metavar="COMMAND")

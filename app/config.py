@@ -77,6 +77,13 @@ class Settings(BaseSettings):
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         default="INFO", validation_alias="CORPUS_LOG_LEVEL"
     )
+    # `json`: one JSON object a line, for a log collector (app/logs.py).
+    log_format: Literal["text", "json"] = Field(
+        default="text", validation_alias="CORPUS_LOG_FORMAT"
+    )
+    # Set: GET /metrics answers Prometheus text to `Authorization: Bearer <token>` (401
+    # otherwise); empty: there is no /metrics (404).
+    metrics_token: SecretStr | None = Field(default=None, validation_alias="CORPUS_METRICS_TOKEN")
 
     embeddings_provider: EmbeddingsProvider = Field(
         default="local", validation_alias="EMBEDDINGS_PROVIDER"
@@ -292,7 +299,12 @@ class Settings(BaseSettings):
                 raise ValueError(f"{origin!r} is not an origin (scheme://host[:port])")
         return [origin.rstrip("/") for origin in value]
 
-    @field_validator("secret_key")
+    @field_validator("metrics_token", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("secret_key", "metrics_token")
     @classmethod
     def _real_secret(cls, value: SecretStr | None) -> SecretStr | None:
         if value is None:

@@ -24,6 +24,7 @@ from app.auth.tokens import API_KEY_PREFIX
 from app.config import Settings
 from app.db.engine import ReadConnection, ShortTransaction, SideReads, WriteConnection
 from app.errors import AppError, Forbidden, RateLimited, Unauthorized
+from app.logs import note_caller
 from app.people.passwords import Hasher
 from app.rag.embeddings.base import Embedder
 from app.resources import Resources
@@ -126,9 +127,12 @@ async def resolve_caller(
     request: Request, transaction: Annotated[ShortTransaction, Depends(short_transaction)]
 ) -> Caller:
     try:
-        return Caller(await _principal(request, transaction))
+        principal = await _principal(request, transaction)
     except (Unauthorized, Forbidden) as refusal:
         return Caller(None, refusal)
+    if principal is not None:
+        note_caller(principal.user_id, principal.kind, principal.credential)
+    return Caller(principal)
 
 
 async def write_connection(

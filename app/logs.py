@@ -1,12 +1,49 @@
-"""Logging set-up: every record carries the id of the request it belongs to."""
+"""Logging set-up: every record carries the id of the request it belongs to; as text (the
+default) or, with CORPUS_LOG_FORMAT=json, as one JSON object a line.
+
+A record may carry fields of its own (`event(...)`): the JSON line has them as keys, the text
+line has them in its message already. Fields are chosen by their callers to be ids, counts,
+names of routes and modes: never a secret, a question or a document's text."""
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from contextvars import ContextVar
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
 
 request_id: ContextVar[str] = ContextVar("request_id", default="-")
+
+LogFormat = Literal["text", "json"]
+
+
+@dataclass
+class Caller:
+    """Who sent the request being served, as the access line tells it (noted once the
+    credential is resolved; the line is written after the response)."""
+
+    id: str | None = None
+    kind: str | None = None
+    credential: str | None = None
+
+
+# The request's caller: the middleware sets an empty one, the doors fill it in. Mutable, so
+# that what a dependency notes in a copy of the context reaches the middleware.
+request_caller: ContextVar[Caller | None] = ContextVar("request_caller", default=None)
+
+
+def note_caller(user_id: object, kind: str, credential: str) -> None:
+    """Tell the access line who the request's caller is."""
+    caller = request_caller.get()
+    if caller is not None:
+        caller.id = None if user_id is None else str(user_id)
+        caller.kind, caller.credential = kind, credential
+
+
+FIELDS = "fields"  # the LogRecord attribute `event` puts its fields in
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"
 
@@ -43,10 +80,34 @@ class RequestIdFilter(logging.Filter):
         return True
 
 
-def configure_logging(level: str) -> None:
-    """Route our logs and uvicorn's through one handler with the request-id format."""
+class JsonFormatter(logging.Formatter):
+    """One JSON object a line: time, level, logger, request id, message, the record's fields,
+    and the traceback as one string. JSON escapes every control character itself."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "request_id": getattr(record, "request_id", request_id.get()),
+            "message": record.getMessage(),
+        }
+        line.update(getattr(record, FIELDS, None) or {})
+        if record.exc_info:
+            line["exception"] = self.formatException(record.exc_info)
+        return json.dumps(line, default=str, ensure_ascii=False)
+
+
+def event(logger: logging.Logger, message: str, *args: object, **fields: Any) -> None:
+    """Log `message` at INFO with `fields` as keys of its JSON line."""
+    logger.info(message, *args, extra={FIELDS: fields})
+
+
+def configure_logging(level: str, log_format: LogFormat = "text") -> None:
+    """Route our logs and uvicorn's through one handler, as text with the request id or as
+    JSON lines."""
     handler = logging.StreamHandler()
-    handler.setFormatter(EscapingFormatter(LOG_FORMAT))
+    handler.setFormatter(JsonFormatter() if log_format == "json" else EscapingFormatter(LOG_FORMAT))
     handler.addFilter(RequestIdFilter())
     root = logging.getLogger()
     root.handlers[:] = [handler]

@@ -40,6 +40,7 @@ from app.middleware import (
 from app.oauth.documents import ClientDocuments
 from app.people.passwords import Hasher
 from app.rag.embeddings import Embedder, EmbeddingError, make_embedder
+from app.rag.embeddings.timed import TimedEmbedder
 from app.resources import Resources
 from app.routers import (
     asking,
@@ -50,6 +51,7 @@ from app.routers import (
     keys,
     knowledge,
     me,
+    metrics,
     oauth_consent,
     oidc,
     people,
@@ -206,7 +208,7 @@ def create_app(
         except BaseException:
             await db.dispose()
             raise
-        embedder = make_embedder(settings)
+        embedder: Embedder = TimedEmbedder(make_embedder(settings))
         hasher = Hasher(settings.hash_workers, argon2)
         converter = Converter(settings)
         models = make_models(settings)
@@ -295,6 +297,7 @@ def create_app(
     app.add_exception_handler(Exception, _unhandled)
 
     app.include_router(health.router)
+    app.include_router(metrics.router)
     app.include_router(auth.router)
     app.include_router(oidc.router)
     app.include_router(me.router)

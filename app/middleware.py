@@ -18,9 +18,10 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.config import Settings
-from app.db.availability import unreachable
+from app.db.availability import DATABASE_UNREACHABLE, unreachable
 from app.errors import error_body, oauth_error_body
-from app.logs import request_id
+from app.logs import Caller, event, request_caller, request_id
+from app.observe import metrics
 
 logger = logging.getLogger("corpus.access")
 unavailable_logger = logging.getLogger("corpus.unavailable")
@@ -47,6 +48,8 @@ class RequestIdMiddleware:
         incoming = dict(scope["headers"]).get(REQUEST_ID_HEADER.encode(), b"").decode("latin-1")
         rid = incoming if _SAFE_ID.match(incoming) else uuid.uuid4().hex
         token = request_id.set(rid)
+        caller = Caller()
+        caller_token = request_caller.set(caller)
         started = time.perf_counter()
         status = 500
 
@@ -60,12 +63,38 @@ class RequestIdMiddleware:
         try:
             await self.app(scope, receive, send_with_id)
         finally:
-            elapsed_ms = (time.perf_counter() - started) * 1000
+            elapsed = time.perf_counter() - started
             # The path only: query strings may carry codes or tokens (OAuth redirects). Written
             # as a URL, so that no byte a client put in it can end the line or fake another.
             path = quote(scope["path"], safe=_PATH_SAFE)
-            logger.info("%s %s %d %.1fms", scope["method"], path, status, elapsed_ms)
+            route = route_template(scope)
+            metrics.REQUEST_SECONDS.labels(scope["method"], route, str(status)).observe(elapsed)
+            event(
+                logger,
+                "%s %s %d %.1fms",
+                scope["method"],
+                path,
+                status,
+                elapsed * 1000,
+                method=scope["method"],
+                path=path,
+                route=route,
+                status=status,
+                duration_ms=round(elapsed * 1000, 1),
+                principal_id=caller.id,
+                principal_kind=caller.kind,
+                credential=caller.credential,
+            )
+            request_caller.reset(caller_token)
             request_id.reset(token)
+
+
+def route_template(scope: Scope) -> str:
+    """The template of the route that served the request (`/api/documents/{document_id}`), a
+    bounded set fit for a metric's label; "unmatched" when no route did."""
+    route = scope.get("route")
+    template = getattr(route, "path_format", None) or getattr(route, "path", None)
+    return template if isinstance(template, str) and template else "unmatched"
 
 
 # How long a client should wait before trying again while the database is unreachable.
@@ -100,7 +129,7 @@ class UnavailableMiddleware:
             if started or not unreachable(error):
                 raise
             unavailable_logger.warning("database unreachable: %s", _one_line(error))
-            message = "the database is unreachable; try again shortly"
+            message = DATABASE_UNREACHABLE
             content: dict[str, Any]
             if scope["path"] in OAUTH_PATHS:
                 content = oauth_error_body("temporarily_unavailable", message)

@@ -15,6 +15,8 @@ from limits import parse
 from limits.storage import MemoryStorage
 from limits.strategies import MovingWindowRateLimiter
 
+from app.observe import metrics
+
 
 class Throttle:
     """A rate such as "10/minute", counted per key."""
@@ -29,5 +31,7 @@ class Throttle:
         before the window admits another (at least 1)."""
         if self._limiter.hit(self._item, *key):
             return None
+        # The key's first part names what is counted ("address", "all", "register").
+        metrics.throttle_refused(key[0] if key else "throttle")
         reset_at, _remaining = self._limiter.get_window_stats(self._item, *key)
         return max(1, math.ceil(reset_at - time.time()))

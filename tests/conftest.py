@@ -164,6 +164,8 @@ LONG_MODULES = (
     "tests/agents/test_providers.py",
     "tests/mcp/test_asking.py",
     "tests/mcp/test_tasks.py",
+    "tests/ops/test_backup.py",
+    "tests/ops/test_load.py",
 )
 
 

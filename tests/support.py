@@ -236,6 +236,24 @@ def run_corpus_here(args: list[str], database_url: str) -> subprocess.CompletedP
 
 
 @contextmanager
+def captured_log(log_format: Literal["text", "json"] = "text") -> Iterator[io.StringIO]:
+    """What the process logs in the block, through the handler `corpus serve` sets up."""
+    from app.logs import configure_logging
+
+    root = logging.getLogger()
+    saved = (root.handlers[:], root.level)
+    configure_logging("INFO", log_format)
+    out = io.StringIO()
+    handler = root.handlers[0]
+    assert isinstance(handler, logging.StreamHandler)
+    handler.setStream(out)
+    try:
+        yield out
+    finally:
+        root.handlers[:], root.level = saved
+
+
+@contextmanager
 def in_test_transaction(app: FastAPI, conn: AsyncConnection) -> Iterator[None]:
     """Route the app's database work into the test's rolled-back transaction."""
 

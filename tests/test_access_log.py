@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from app.logs import configure_logging
 from tests.rawhttp import send_head
 from tests.running import Running, run_fresh_corpus
+from tests.support import captured_log
 
 
 @pytest.fixture(scope="module")
@@ -24,17 +24,8 @@ async def corpus(server_url: str, data_dir: Path) -> AsyncIterator[Running]:
 @pytest.fixture
 def log() -> Iterator[io.StringIO]:
     """What the server writes to its log, through the handler `corpus serve` sets up."""
-    root = logging.getLogger()
-    saved = (root.handlers[:], root.level)
-    configure_logging("INFO")
-    out = io.StringIO()
-    handler = root.handlers[0]
-    assert isinstance(handler, logging.StreamHandler)
-    handler.setStream(out)
-    try:
+    with captured_log() as out:
         yield out
-    finally:
-        root.handlers[:], root.level = saved
 
 
 FORGED = "2026-12-03 10:00:00,000 INFO corpus.access [x] POST /api/auth/login 200 1.0ms"

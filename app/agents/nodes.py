@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from app.agents import prompts, tools
 from app.agents.citations import keys_in
 from app.agents.models import ModelRole
+from app.agents.observed import model_called
 from app.agents.run import BudgetSpent, Run, fit_context
 from app.agents.schemas import TokenEvent
 from app.agents.state import DeepState, Finding, ReactState, ResearcherInput, Todos, Verdict
@@ -95,6 +96,7 @@ async def ask_model(
             if stream and chunk.text:
                 run.emit(TokenEvent(text=chunk.text))
             full = chunk if full is None else full + chunk
+    model_called(full.usage_metadata if full is not None else None)
     if full is None:
         return AIMessage(content="")
     message = message_chunk_to_message(full)

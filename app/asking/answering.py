@@ -32,6 +32,7 @@ from app.agents.run import Budget, Run
 from app.agents.schemas import SNIPPET_CHARS
 from app.asking import extractive, records
 from app.asking.limits import AnswerLimits
+from app.asking.observed import observed_run
 from app.asking.schemas import (
     Answer,
     AskMode,
@@ -44,6 +45,7 @@ from app.asking.schemas import (
     Writes,
 )
 from app.config import Settings
+from app.db.availability import DATABASE_UNREACHABLE, unreachable
 from app.db.engine import ShortTransaction, WriteConnection
 from app.documents import service as documents_service
 from app.errors import AppError, ValidationFailed
@@ -157,6 +159,17 @@ async def _drive(
     door: Door,
     emit: Callable[[Event | None], None],
 ) -> None:
+    with observed_run(door, emit) as watched:
+        await _drive_watched(asking, principal, question, door, watched)
+
+
+async def _drive_watched(
+    asking: Asking,
+    principal: Principal,
+    question: Question,
+    door: Door,
+    emit: Callable[[Event | None], None],
+) -> None:
     try:
         emit(await _run(asking, principal, question, door, emit))
     except ModelError as exc:
@@ -167,6 +180,10 @@ async def _drive(
         failure = classify(exc)
         if failure is not None:
             emit(ErrorEvent(code=failure.code, message=failure.message))
+        elif unreachable(exc):
+            # PostgreSQL restarting under a run (a tool's search, the answer's record): the
+            # stream's own 503, which the caller may retry shortly.
+            emit(ErrorEvent(code="unavailable", message=DATABASE_UNREACHABLE))
         else:
             logger.exception("an answering run failed", exc_info=exc)
             emit(ErrorEvent(code="internal", message="the run failed; the server log has why"))

@@ -18,6 +18,7 @@ from app.asking.answering import Asking, Question, collect
 from app.asking.limits import JobTicket
 from app.asking.schemas import Answer
 from app.errors import AppError
+from app.observe import metrics
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +54,7 @@ class Jobs:
                 at_most=limits.unfinished_jobs_per_person,
             )
         ticket = limits.enqueue_job(principal.user_id, job_id)
+        metrics.research_job("queued")
         task = asyncio.create_task(
             self._run(asking, job_id, principal, question, ticket),
             name=f"research job {job_id}",
@@ -90,16 +92,21 @@ class Jobs:
     ) -> Answer:
         # Renewed while it waits in line too: a queued job is unfinished, not abandoned.
         heartbeat = asyncio.create_task(self._renew(asking, job_id))
+        state = "queued"
         try:
             await ticket.wait()
+            metrics.research_job("running", left=state)
+            state = "running"
             result = await collect(
                 asking, principal, Question(text=question, mode="deep"), door="mcp"
             )
         except AppError as exc:
+            metrics.research_job("failed", left=state)
             failed = Answer.failed(job_id, f"{exc.code}: {exc.message}")
             await self._finish(asking, job_id, error=failed.answer)
             return failed
         except asyncio.CancelledError:
+            metrics.research_job("failed", left=state)
             if job_id in self._cancelled:
                 # Its owner's cancel: the row says so already; this run ends, the server goes on.
                 self._cancelled.discard(job_id)
@@ -110,6 +117,7 @@ class Jobs:
             ticket.release()
             heartbeat.cancel()
             await asyncio.gather(heartbeat, return_exceptions=True)
+        metrics.research_job("done", left=state)
         await self._finish(asking, job_id, result=result)
         return result
 

@@ -20,6 +20,7 @@ from uuid import UUID
 from app.agents.gate import ModelGate, Person
 from app.config import Settings
 from app.errors import RateLimited
+from app.observe import metrics
 
 # What Retry-After says: when a run or a research job may have ended is unknown, so these are
 # the usual lengths of each (a fast answer takes seconds, a deep one minutes).
@@ -113,6 +114,7 @@ class AnswerLimits:
         """
         state = self._people.setdefault(person, _Person())
         if state.runs >= self.runs_per_person:
+            metrics.throttle_refused("runs_per_person")
             raise RateLimited(
                 f"you have {self.runs_per_person} answers under way, the most one person may "
                 f"have at once; ask again when one has finished (in about {RUN_RETRY_AFTER_S} s)",

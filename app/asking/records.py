@@ -13,6 +13,7 @@ from app.asking.limits import JOB_RETRY_AFTER_S
 from app.asking.schemas import Answer, Citation, Step
 from app.db.engine import WriteConnection
 from app.errors import NotFound, RateLimited, ValidationFailed
+from app.observe import metrics
 
 TITLE_CHARS = 120
 # Said of a job whose process stopped renewing its lease.
@@ -104,6 +105,7 @@ async def create_job(
     """
     owner = owner_of(principal, "your role may not ask")
     if at_most is not None and await queries.unfinished_jobs(conn, user_id=owner) >= at_most:
+        metrics.throttle_refused("research_jobs_per_person")
         raise RateLimited(
             f"you have {at_most} research jobs running or queued, the most one person may "
             f"have; ask again when one has finished (in about {JOB_RETRY_AFTER_S} s)",

@@ -10,20 +10,14 @@ from pathlib import Path
 
 import numpy as np
 
-from app.rag.embeddings.base import Embedder
+from app.rag.embeddings.base import Embedder, Wrapping
 
 
-class CachingEmbedder:
+class CachingEmbedder(Wrapping):
     """Wraps an embedder; passages already embedded by the same model come from the cache."""
 
     def __init__(self, inner: Embedder, path: Path) -> None:
-        self.inner = inner
-        self.provider = inner.provider
-        self.model = inner.model
-        self.dim = inner.dim
-        self.default_floor = inner.default_floor
-        self.window = inner.window
-        self.count_tokens = inner.count_tokens
+        super().__init__(inner)
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path)
         self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vec BLOB)")
@@ -54,16 +48,6 @@ class CachingEmbedder:
         if not keys:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([found[key] for key in keys])
-
-    async def embed_query(self, text: str) -> np.ndarray:
-        return await self.inner.embed_query(text)
-
-    @property
-    def ready(self) -> bool:
-        return self.inner.ready
-
-    async def warm(self) -> None:
-        await self.inner.warm()
 
     async def aclose(self) -> None:
         self._db.close()

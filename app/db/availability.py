@@ -15,6 +15,9 @@ from collections.abc import Iterator
 import asyncpg
 from sqlalchemy import exc as sa_exc
 
+# What a caller is told, at every door.
+DATABASE_UNREACHABLE = "the database is unreachable; try again shortly"
+
 # Connection-level failures: the server is down, starting, stopping, or out of connections.
 _ASYNCPG_UNREACHABLE = (
     asyncpg.PostgresConnectionError,  # SQLSTATE class 08, a lost connection included

@@ -175,6 +175,11 @@ def _attached_pids(pgdata: Path) -> list[int]:
     return [pid for pid in pids if psutil.pid_exists(pid)]
 
 
+def attached_pids(data_dir: Path) -> list[int]:
+    """The live processes attached to the embedded server in `data_dir` (this one included)."""
+    return _attached_pids((data_dir / PG_DIRNAME).resolve())
+
+
 def stop_server(data_dir: Path) -> None:
     """Stop the server running in `data_dir/pg` (`pg_ctl stop`, fast shutdown), whoever started
     it; nothing happens when none runs there."""

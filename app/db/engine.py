@@ -9,6 +9,8 @@ from typing import NewType
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
+from app.observe import metrics
+
 # Distinct types let a replica take the reads later without touching service signatures; a
 # write connection is accepted wherever a read connection is expected.
 ReadConnection = NewType("ReadConnection", AsyncConnection)
@@ -59,7 +61,8 @@ def make_engine(url: str, *, max_connections: int = 20) -> AsyncEngine:
 
 
 @asynccontextmanager
-async def _read_only(engine: AsyncEngine) -> AsyncIterator[ReadConnection]:
+async def _read_only(engine: AsyncEngine, name: str = "read") -> AsyncIterator[ReadConnection]:
+    metrics.asking_pool(engine.pool, name)
     async with engine.connect() as conn:
         # BEGIN READ ONLY, one round trip (asyncpg's own transaction start), rather than BEGIN
         # and then SET TRANSACTION READ ONLY; the pool resets it when the connection goes back.
@@ -81,16 +84,21 @@ class Database:
             else self.write_engine
         )
         self.side_reads = SideReads(read_url or write_url)
+        metrics.watch_pool(self.write_engine.pool, "write")
+        if self.read_engine is not self.write_engine:
+            metrics.watch_pool(self.read_engine.pool, "read")
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[WriteConnection]:
         """One transaction, committed when the block ends without an error."""
+        metrics.asking_pool(self.write_engine.pool, "write")
         async with self.write_engine.begin() as conn:
             yield WriteConnection(ReadConnection(conn))
 
     def read(self) -> AbstractAsyncContextManager[ReadConnection]:
         """One read-only transaction."""
-        return _read_only(self.read_engine)
+        shared = self.read_engine is self.write_engine
+        return _read_only(self.read_engine, "write" if shared else "read")
 
     async def dispose(self) -> None:
         await self.side_reads.dispose()
@@ -113,6 +121,7 @@ class SideReads:
     def __init__(self, url: str, limit: int | None = None) -> None:
         self.limit = limit if limit is not None else max(1, (os.cpu_count() or 2) // 2)
         self.engine = make_engine(url, max_connections=self.limit)
+        metrics.watch_pool(self.engine.pool, "side")
         self._reserved = 0
 
     @asynccontextmanager
@@ -130,7 +139,7 @@ class SideReads:
 
     def read(self) -> AbstractAsyncContextManager[ReadConnection]:
         """One read-only transaction on a side connection (reserve one first)."""
-        return _read_only(self.engine)
+        return _read_only(self.engine, "side")
 
     async def dispose(self) -> None:
         await self.engine.dispose()

@@ -43,6 +43,7 @@ from app.errors import (
     UnsupportedMediaType,
     ValidationFailed,
 )
+from app.observe import metrics
 
 logger = logging.getLogger(__name__)
 
@@ -91,6 +92,7 @@ class Converter:
                 # A worker that ran out of memory exits after its reply: a fresh one follows.
                 healthy = worker.alive and reply.get("error", {}).get("code") != "memory"
             except TimeoutError:
+                metrics.conversion_failed("timeout")
                 raise TooLarge(
                     f"file: converting it took longer than {self._timeout_s:g} s "
                     "(CORPUS_CONVERT_TIMEOUT_S)"
@@ -98,6 +100,7 @@ class Converter:
             except (asyncio.IncompleteReadError, ConnectionError, ValueError) as exc:
                 # The worker died under the file: out of memory (the cap makes allocation fail,
                 # which usually comes back as a reply, but not always) or a crash in C code.
+                metrics.conversion_failed("crashed")
                 raise ValidationFailed(
                     f"file: the converter stopped on this file (it may need more than "
                     f"{self._memory_mb} MB, CORPUS_CONVERT_MEMORY_MB)"
@@ -127,6 +130,7 @@ def _result(reply: dict[str, Any], memory_mb: int) -> Converted:
     if "ok" in reply:
         return Converted(**reply["ok"])
     error = reply["error"]
+    metrics.conversion_failed(str(error["code"]))
     if error["code"] == "memory":
         raise TooLarge(
             f"file: converting it needs more than {memory_mb} MB of memory "

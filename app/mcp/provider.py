@@ -33,6 +33,7 @@ from app.auth.tokens import API_KEY_PREFIX
 from app.db.engine import Database
 from app.errors import ValidationFailed
 from app.kit.secrets import SecretBox
+from app.logs import note_caller
 from app.oauth import service as oauth
 from app.oauth.documents import ClientDocuments, DocumentRefused, is_document_url
 
@@ -246,6 +247,7 @@ class CorpusAuthProvider(
                 )
         if principal is None:
             return None
+        note_caller(principal.user_id, principal.kind, principal.credential)
         return CallerToken(
             token=token,
             client_id=principal.client_id or "api-key",

@@ -26,6 +26,7 @@ from app.asking import service as asking_service
 from app.asking.schemas import Answer, AskMode
 from app.auth import service as auth_service
 from app.auth.schemas import Me
+from app.db.availability import DATABASE_UNREACHABLE, unreachable
 from app.db.engine import ReadConnection, WriteConnection
 from app.documents import service as documents_service
 from app.documents.schemas import (
@@ -94,6 +95,11 @@ def _tool_errors(tool: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
         except ValidationError as exc:
             failed = ValidationFailed.from_pydantic(exc)
             raise ToolError(f"{failed.code}: {failed.message}") from None
+        except Exception as exc:
+            # The HTTP doors' 503: the call may succeed once PostgreSQL is back.
+            if unreachable(exc):
+                raise ToolError(f"unavailable: {DATABASE_UNREACHABLE}") from None
+            raise
 
     return calling
 

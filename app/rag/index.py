@@ -10,6 +10,7 @@ from uuid import UUID
 import numpy as np
 
 from app.db.engine import WriteConnection
+from app.observe import metrics
 from app.rag import queries
 from app.rag.chunking import ChunkPiece, TokenCounter, chunk_markdown
 from app.rag.embeddings.base import Embedder
@@ -101,6 +102,7 @@ async def insert_chunks(
         title=title,
         rows=rows,
     )
+    metrics.indexed(len(rows))
 
 
 async def count_in_statistics(conn: WriteConnection, document_id: UUID, sign: int = 1) -> None:

@@ -16,6 +16,7 @@ import numpy as np
 
 from app.config import Settings
 from app.db.engine import ReadConnection, SideRead, SideReads
+from app.observe import metrics
 from app.rag import queries
 from app.rag.embeddings.base import QueryEmbedder
 from app.rag.schemas import SearchHit, SearchMode
@@ -158,27 +159,33 @@ async def run(
     """
     if workspace_ids == [] or document_ids == []:
         return []
-    embedding = await embedder.embed_query(query) if mode in ("hybrid", "dense") else None
-    params = search_params(
-        query,
-        embedding,
-        settings,
-        mode=mode,
-        caller_id=caller_id,
-        workspace_ids=workspace_ids,
-        tags=tags,
-        limit=limit,
-        tuning=tuning,
-        document_ids=document_ids,
-    )
-    if side is not None and mode == "hybrid":
-        candidates = await queries.size_vector_search(conn, params.dense_depth)
-        if len(query.split()) > APART_FROM_WORDS or candidates > APART_FROM_CANDIDATES:
-            async with side.reserve() as other:
-                if other is not None:
-                    return await _halves_apart(conn, other, params)
-        return await queries.search(conn, params, sized=True)
-    return await queries.search(conn, params)
+    with metrics.SEARCH_SECONDS.labels(mode).time():
+        embedding = None
+        if mode in ("hybrid", "dense"):
+            with metrics.search_part(mode, "query_embedding"):
+                embedding = await embedder.embed_query(query)
+        params = search_params(
+            query,
+            embedding,
+            settings,
+            mode=mode,
+            caller_id=caller_id,
+            workspace_ids=workspace_ids,
+            tags=tags,
+            limit=limit,
+            tuning=tuning,
+            document_ids=document_ids,
+        )
+        if side is not None and mode == "hybrid":
+            candidates = await queries.size_vector_search(conn, params.dense_depth)
+            if len(query.split()) > APART_FROM_WORDS or candidates > APART_FROM_CANDIDATES:
+                async with side.reserve() as other:
+                    if other is not None:
+                        return await _halves_apart(conn, other, params)
+            with metrics.search_part(mode, "ranking"):
+                return await queries.search(conn, params, sized=True)
+        with metrics.search_part(mode, "ranking"):
+            return await queries.search(conn, params)
 
 
 async def _halves_apart(
@@ -193,17 +200,21 @@ async def _halves_apart(
     async def keyword() -> None:
         async with side() as other:
             # Handed over before the side transaction ends: its rollback is not on the way.
-            ranked.set_result(await queries.keyword_half(other, params))
+            with metrics.search_part("hybrid", "keyword"):
+                half = await queries.keyword_half(other, params)
+            ranked.set_result(half)
 
     keyword_task = asyncio.create_task(keyword())
     try:
-        dense = await queries.dense_half(conn, params)
+        with metrics.search_part("hybrid", "vector_walk"):
+            dense = await queries.dense_half(conn, params)
         # The keyword half's ranking, or its failure if it failed before handing one over.
         either: list[asyncio.Future[Any]] = [ranked, keyword_task]
         await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
         if not ranked.done():
             keyword_task.result()
-        hits = await queries.fuse(conn, params, dense, ranked.result())
+        with metrics.search_part("hybrid", "fusion"):
+            hits = await queries.fuse(conn, params, dense, ranked.result())
     except BaseException:
         # Not left running on a connection nobody waits for; its own failure, if any, is
         # beside the point now.

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from app.access.principal import Principal
 from app.config import Settings
+from app.observe import metrics
 from app.rag.embeddings.base import QueryEmbedder, Vectors
 from app.routing import context, policy, remote
 from app.routing.context import Passage
@@ -78,6 +79,7 @@ async def gather(
         top_k,
     )
     cached = state.cache.get(key) if state.cache.enabled else None
+    metrics.cache_lookup(plan.persona, cached is not None)
     if cached is not None:
         return Gathered(cached, [], cache_hit=True)
     since = state.cache.generations(workspaces)

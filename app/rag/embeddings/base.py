@@ -82,6 +82,38 @@ class Embedder(QueryEmbedder, Protocol):
         ...
 
 
+class Wrapping:
+    """An embedder around another (a cache, a timer): it is the inner one in everything but the
+    calls it overrides."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.provider = inner.provider
+        self.model = inner.model
+        self.dim = inner.dim
+        self.default_floor = inner.default_floor
+        self.window = inner.window
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        return self.inner.count_tokens(texts)
+
+    async def embed_passages(self, texts: Sequence[str]) -> Vectors:
+        return await self.inner.embed_passages(texts)
+
+    async def embed_query(self, text: str) -> Vectors:
+        return await self.inner.embed_query(text)
+
+    @property
+    def ready(self) -> bool:
+        return self.inner.ready
+
+    async def warm(self) -> None:
+        await self.inner.warm()
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
 def estimate_tokens(texts: Sequence[str]) -> list[int]:
     """A hosted model's count without its tokenizer: a token per four ASCII characters (the
     project's estimate, about right for English with OpenAI's, Voyage's and Gemini's tokenizers)

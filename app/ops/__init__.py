@@ -1,0 +1,1 @@
+"""Operations: backing up and restoring a Corpus database."""
