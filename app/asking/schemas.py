@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from app.kit.types import Slug
 from app.rag.schemas import AskMode, Citation
-from app.schemas import PlainText
+from app.schemas import NoNul, PlainText
 
 # The modes a run resolves to.
 RunMode = Literal["fast", "deep"]
@@ -92,6 +92,20 @@ class Chat(BaseModel):
     persona: str | None = None
     created_at: datetime
     updated_at: datetime
+
+
+# A chat's title: a new chat takes its first question's first characters, as many as this.
+CHAT_TITLE_CHARS = 120
+
+
+class ChatUpdate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    title: Annotated[
+        str,
+        StringConstraints(strip_whitespace=True, min_length=1, max_length=CHAT_TITLE_CHARS),
+        NoNul,
+    ] = Field(description="The chat's new title (1 to 120 characters, trimmed).")
 
 
 class ChatMessage(BaseModel):

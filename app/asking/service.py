@@ -14,14 +14,20 @@ from uuid import UUID
 from app.access.principal import Principal
 from app.asking import queries
 from app.asking.limits import JOB_RETRY_AFTER_S
-from app.asking.schemas import Chat, ChatMessage, ChatWithMessages, ResearchJob
+from app.asking.schemas import (
+    CHAT_TITLE_CHARS,
+    Chat,
+    ChatMessage,
+    ChatUpdate,
+    ChatWithMessages,
+    ResearchJob,
+)
 from app.db.engine import ReadConnection, WriteConnection
 from app.documents import service as documents_service
 from app.errors import NotFound, RateLimited, ValidationFailed
 from app.kit.paging import decode_cursor, keyset_page
 from app.schemas import Page
 
-TITLE_CHARS = 120
 # Said of a job whose process stopped renewing its lease.
 ABANDONED = (
     "the server running this research stopped before it finished (its lease ran out); "
@@ -124,7 +130,7 @@ async def record_turn(
     owner = _owner(principal, "your role may not ask")
     scope = principal.workspace_scope
     if chat_id is None:
-        title = " ".join(question.split())[:TITLE_CHARS]
+        title = " ".join(question.split())[:CHAT_TITLE_CHARS]
         created = await queries.insert_chat(
             conn, user_id=owner, title=title, workspace_scope=scope, persona=principal.persona
         )
@@ -148,13 +154,24 @@ async def record_turn(
 
 
 async def list_chats(
-    conn: ReadConnection, principal: Principal, *, limit: int, cursor: str | None
+    conn: ReadConnection,
+    principal: Principal,
+    *,
+    limit: int,
+    cursor: str | None,
+    q: str | None = None,
 ) -> Page[Chat]:
-    """A page of the caller's chats, the latest used first."""
+    """A page of the caller's chats, the latest used first; with `q`, those whose title
+    contains it (ignoring case)."""
     owner = _owner(principal, "your role may not ask")
     after = decode_cursor(cursor) if cursor else None
     rows = await queries.list_chats(
-        conn, user_id=owner, scope=principal.workspace_scope, limit=limit, after=after
+        conn,
+        user_id=owner,
+        scope=principal.workspace_scope,
+        limit=limit,
+        after=after,
+        title_contains=q.strip() if q else None,
     )
     return keyset_page([_chat(r) for r in rows], limit, lambda c: (c.updated_at, c.id))
 
@@ -228,6 +245,23 @@ async def follow_up(
         pending = None
     latest = history[-2 * turns :]
     return FollowUp(chat_id=chat_id, history=latest, drawn_from=frozenset(drawn), dropped=dropped)
+
+
+async def rename_chat(
+    conn: WriteConnection, principal: Principal, chat_id: UUID, update: ChatUpdate
+) -> Chat:
+    """Give one of the caller's chats a new title.
+
+    Raises:
+        NotFound: no such chat of the caller's (or of the caller's binding).
+    """
+    owner = _owner(principal, "your role may not ask")
+    row = await queries.rename_chat(
+        conn, chat_id=chat_id, user_id=owner, scope=principal.workspace_scope, title=update.title
+    )
+    if row is None:
+        raise NotFound("chat not found")
+    return _chat(row)
 
 
 async def delete_chat(conn: WriteConnection, principal: Principal, chat_id: UUID) -> None:

@@ -228,6 +228,11 @@ MATRIX: list[tuple[str, Request, tuple[int, int, int, int, int, int]]] = [
         (401, 404, 404, 404, 404, 401),
     ),
     (
+        "PATCH /api/chats/{chat_id}",
+        fixed("PATCH", f"/api/chats/{uuid.uuid4()}", {"title": "Renamed"}),
+        (401, 404, 404, 404, 404, 401),
+    ),
+    (
         "DELETE /api/chats/{chat_id}",
         fixed("DELETE", f"/api/chats/{uuid.uuid4()}"),
         (401, 404, 404, 404, 404, 401),
@@ -407,6 +412,7 @@ BOUND_ADMIN: dict[str, int] = {
     "POST /api/ask": 200,
     "GET /api/chats": 200,
     "GET /api/chats/{chat_id}": 404,
+    "PATCH /api/chats/{chat_id}": 404,
     "DELETE /api/chats/{chat_id}": 404,
     "GET /api/gaps": 403,  # every workspace's questions
     "GET /api/policy": 200,

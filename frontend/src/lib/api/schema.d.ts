@@ -611,7 +611,11 @@ export interface paths {
         delete: operations["deleteChat"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Update Chat
+         * @description Rename one of your chats.
+         */
+        patch: operations["updateChat"];
         trace?: never;
     };
     "/api/gaps": {
@@ -1059,6 +1063,14 @@ export interface components {
              * Format: date-time
              */
             created_at: string;
+        };
+        /** ChatUpdate */
+        ChatUpdate: {
+            /**
+             * Title
+             * @description The chat's new title (1 to 120 characters, trimmed).
+             */
+            title: string;
         };
         /** ChatWithMessages */
         ChatWithMessages: {
@@ -4012,6 +4024,8 @@ export interface operations {
             query?: {
                 limit?: number;
                 cursor?: string | null;
+                /** @description Only chats whose title contains this. */
+                q?: string | null;
             };
             header?: never;
             path?: never;
@@ -4161,6 +4175,77 @@ export interface operations {
                 };
             };
             /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    updateChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                chat_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChatUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            /** @description No valid credential was presented. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such resource, or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is over the server's limit for it. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The input is invalid. */
             422: {
                 headers: {
                     [name: string]: unknown;
