@@ -1,6 +1,7 @@
 import { createBrowserRouter, createMemoryRouter, type RouteObject } from 'react-router'
 
 import { AccountRoute } from '@/app/routes/account'
+import { ChatRoute } from '@/app/routes/chat'
 import { ConsentRoute } from '@/app/routes/consent'
 import { DocumentsRoute } from '@/app/routes/documents'
 import { HomeRoute } from '@/app/routes/home'
@@ -9,7 +10,7 @@ import { NotFoundRoute } from '@/app/routes/not-found'
 import { SearchRoute } from '@/app/routes/search'
 import { Shell } from '@/app/shell'
 
-/** API.md's "Web app routes" (part 1: the rest arrive with their screens). */
+/** API.md's "Web app routes" (the admin screens arrive with their own issue). */
 export const routes: RouteObject[] = [
   { path: '/setup', element: <SetupRoute /> },
   { path: '/login', element: <LoginRoute /> },
@@ -18,6 +19,7 @@ export const routes: RouteObject[] = [
     element: <Shell />,
     children: [
       { index: true, element: <HomeRoute /> },
+      { path: 'chat/:id?', element: <ChatRoute /> },
       { path: 'search', element: <SearchRoute /> },
       { path: 'documents', element: <DocumentsRoute /> },
       {

@@ -5,6 +5,7 @@ import {
   LoaderCircle,
   LogOut,
   Menu,
+  MessagesSquare,
   PanelLeftClose,
   PanelLeftOpen,
   Search,
@@ -37,6 +38,7 @@ import { cn } from '@/lib/cn'
 import { AuthFrame } from './routes/auth-frame'
 
 const NAV = [
+  { to: '/chat', label: 'Chat', icon: MessagesSquare, end: false },
   { to: '/', label: 'Home', icon: Home, end: true },
   { to: '/search', label: 'Search', icon: Search, end: false },
   { to: '/documents', label: 'Documents', icon: FileText, end: false },
