@@ -170,7 +170,7 @@ async def ask(
     result = await search(
         conn, principal, embedder, settings, request, door=door, document_ids=document_ids
     )
-    return extractive.answer(result.hits, mode=mode)
+    return extractive.answer(result.hits, mode=mode, question=question)
 
 
 # Wordings whose vectors are at least this similar are one gap ("how do I roll back a deploy",
