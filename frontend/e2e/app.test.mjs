@@ -326,9 +326,11 @@ scenario('search shows each hit’s ranks, and says plainly when nothing is rele
   const hits = admin.getByTestId('search-hit')
   await hits.first().waitFor()
   const first = hits.first()
-  assert.match(await first.getByTestId('rank-vec').textContent(), /vec(#\d+|—)/)
-  assert.match(await first.getByTestId('rank-kw').textContent(), /kw#\d+/)
-  assert.match(await first.getByTestId('rank-rrf').textContent(), /rrf0\.\d{3}/)
+  assert.match(await first.getByTestId('rank-vec').textContent(), /matched meaning(#\d+|—)/)
+  assert.match(await first.getByTestId('rank-kw').textContent(), /matched words#\d+/)
+  // The fused score is shown only for a passage both halves found.
+  const fused = first.getByTestId('rank-rrf')
+  if (await fused.count()) assert.match(await fused.textContent(), /fused0\.\d{3}/)
   assert.ok((await first.locator('mark').count()) > 0, 'matched terms are highlighted')
   await screens.shoot(admin, 'search')
 

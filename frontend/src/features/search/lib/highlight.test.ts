@@ -31,4 +31,11 @@ describe('plain', () => {
       'Rollback Run make rollback: make it a b x y',
     )
   })
+
+  it('keeps every character of identifiers, taking away only emphasis marks', () => {
+    expect(plain('Set `KEY_ID` and CORPUS_OPEN_SIGNUP, _really_ **now** or *soon*; __init__ too.')).toBe(
+      'Set KEY_ID and CORPUS_OPEN_SIGNUP, really now or soon; init too.',
+    )
+    expect(plain('- snake_case_name\n* a_b')).toBe('snake_case_name a_b')
+  })
 })

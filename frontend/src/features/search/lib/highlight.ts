@@ -32,14 +32,19 @@ export function excerpt(text: string, terms: string[], size = 320): string {
   return `${start > 0 ? '… ' : ''}${cut.trim()}${start + size < flat.length ? ' …' : ''}`
 }
 
-/** A chunk's Markdown read as prose: no heading marks, fences, emphasis or table rules. */
+/** A chunk's Markdown read as prose: no heading marks, fences, list bullets, emphasis or table
+ *  rules. Every character of the text stays: an underscore inside a word (`KEY_ID`,
+ *  `CORPUS_OPEN_SIGNUP`) is not emphasis, and only marks that open and close emphasis go. */
 export function plain(markdown: string): string {
   return markdown
     .replace(/^```.*$/gm, ' ')
     .replace(/^\s{0,3}#{1,6}\s+/gm, '')
     .replace(/^\s*\|?[\s:|-]+\|[\s:|-]*$/gm, ' ')
+    .replace(/^\s*[*+-]\s+/gm, '')
     .replace(/\|/g, ' ')
-    .replace(/[*_`]+/g, '')
+    .replace(/`+/g, '')
+    .replace(/(\*\*|__)(?=\S)(.+?)(?<=\S)\1/g, '$2')
+    .replace(/(^|[^\p{Letter}\p{Number}*_])([*_])(?=\S)(.+?)(?<=\S)\2(?![\p{Letter}\p{Number}*_])/gmu, '$1$3')
     .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
     .replace(/\s+/g, ' ')
     .trim()
