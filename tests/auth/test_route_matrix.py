@@ -238,6 +238,18 @@ MATRIX: list[tuple[str, Request, tuple[int, int, int, int, int, int]]] = [
         (401, 404, 404, 404, 404, 401),
     ),
     ("GET /api/gaps", fixed("GET", "/api/gaps"), (401, 403, 403, 200, 403, 401)),
+    # No open gap has this question: an admin is told so, anyone else may not dismiss.
+    (
+        "POST /api/gaps/dismiss",
+        fixed("POST", "/api/gaps/dismiss", {"question": f"no such gap {uuid.uuid4()}"}),
+        (401, 403, 403, 404, 403, 401),
+    ),
+    ("GET /api/dashboard", fixed("GET", "/api/dashboard"), (401, 200, 200, 200, 200, 401)),
+    (
+        "GET /api/dashboard/activity",
+        fixed("GET", "/api/dashboard/activity"),
+        (401, 200, 200, 200, 200, 401),
+    ),
     ("GET /api/policy", fixed("GET", "/api/policy"), (401, 200, 200, 200, 200, 401)),
     (
         "PUT /api/policy/personas/{slug}",
@@ -415,6 +427,9 @@ BOUND_ADMIN: dict[str, int] = {
     "PATCH /api/chats/{chat_id}": 404,
     "DELETE /api/chats/{chat_id}": 404,
     "GET /api/gaps": 403,  # every workspace's questions
+    "POST /api/gaps/dismiss": 403,
+    "GET /api/dashboard": 200,
+    "GET /api/dashboard/activity": 200,
     "GET /api/policy": 200,
     "PUT /api/policy/personas/{slug}": 403,
     "DELETE /api/policy/personas/{slug}": 403,
