@@ -1,7 +1,6 @@
 import { createBrowserRouter, createMemoryRouter, type RouteObject } from 'react-router'
 
 import { AccountRoute } from '@/app/routes/account'
-import { ChatRoute } from '@/app/routes/chat'
 import { ConsentRoute } from '@/app/routes/consent'
 import { DocumentsRoute } from '@/app/routes/documents'
 import { HomeRoute } from '@/app/routes/home'
@@ -19,8 +18,17 @@ export const routes: RouteObject[] = [
     element: <Shell />,
     children: [
       { index: true, element: <HomeRoute /> },
-      { path: 'chat/:id?', element: <ChatRoute /> },
+      {
+        path: 'chat/:id?',
+        // Answers are Markdown: the pipeline loads with the chat.
+        lazy: async () => ({ Component: (await import('@/app/routes/chat')).ChatRoute }),
+      },
       { path: 'search', element: <SearchRoute /> },
+      {
+        path: 'dashboard',
+        // The charts bring their library: loaded when first opened.
+        lazy: async () => ({ Component: (await import('@/app/routes/dashboard')).DashboardRoute }),
+      },
       { path: 'documents', element: <DocumentsRoute /> },
       {
         path: 'documents/:id',

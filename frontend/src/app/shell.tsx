@@ -2,6 +2,7 @@ import {
   BookMarked,
   FileText,
   Home,
+  LayoutDashboard,
   LoaderCircle,
   LogOut,
   Menu,
@@ -42,6 +43,7 @@ const NAV = [
   { to: '/', label: 'Home', icon: Home, end: true },
   { to: '/search', label: 'Search', icon: Search, end: false },
   { to: '/documents', label: 'Documents', icon: FileText, end: false },
+  { to: '/dashboard', label: 'Dashboard', icon: LayoutDashboard, end: false },
 ]
 
 const COLLAPSED_KEY = 'corpus.sidebar.collapsed'
