@@ -57,8 +57,7 @@ export function reduce(state: AskState, event: AskEvent): AskState {
 }
 
 /** One question of a conversation and what has come of it so far. `base` is how many of the
- *  chat's stored messages came before it: once the stored chat holds more, it holds this turn
- *  too, and the live copy gives way. */
+ *  chat's stored messages came before it. */
 export type Turn = { id: number; question: string; base: number; state: AskState }
 
 /** The turns asked on this page, the last one possibly streaming. Asking again (or stopping)
@@ -86,7 +85,7 @@ export function useConversation({ onDone }: { onDone?: (state: AskState) => void
       )
     }
     setTurns((previous) => [
-      ...previous.filter((turn) => turn.state.status !== 'idle'),
+      ...previous,
       { id, question: input.question, base, state: { ...IDLE, status: 'streaming' } },
     ])
     let last: AskState = { ...IDLE, status: 'streaming' }

@@ -1,7 +1,7 @@
 import { BookOpen, Brain, ChevronRight, FileText, Search, ShieldCheck, Sparkles, Users } from 'lucide-react'
 import { toJsxRuntime, type Components, type Options } from 'hast-util-to-jsx-runtime'
 import type { Root } from 'hast'
-import { useMemo, type ReactElement } from 'react'
+import { createContext, use, useMemo, type ReactElement } from 'react'
 import { Fragment, jsx, jsxs } from 'react/jsx-runtime'
 import { Link } from 'react-router'
 
@@ -27,20 +27,29 @@ export function citationHref(citation: Citation): string {
   return `/documents/${citation.document_id}#chunk-${citation.chunk_id}`
 }
 
+const Cited = createContext<Map<string, Citation>>(new Map())
+
+/** A `[n]` of the answer: one component for every render, so that a chip a person hovers
+ *  stays the same element when the answer is rendered again (the stored chat replacing the
+ *  streamed turn). */
+function CiteRef(props: { 'data-key'?: string }) {
+  const citation = use(Cited).get(props['data-key'] ?? '')
+  return citation ? <CitationChip citation={citation} /> : null
+}
+
+const COMPONENTS = { [CITE_TAG]: CiteRef } as Partial<Components>
+
 /** The answer's Markdown, each `[n]` a chip that previews its passage and opens it. */
 export function AnswerText({ text, citations }: { text: string; citations: Citation[] }) {
-  const tree = useMemo(() => renderAnswer(text, new Set(citations.map((c) => c.key))), [text, citations])
-  const element = useMemo(() => {
-    const byKey = new Map(citations.map((citation) => [citation.key, citation]))
-    const components = {
-      [CITE_TAG]: (props: { 'data-key'?: string }) => {
-        const citation = byKey.get(props['data-key'] ?? '')
-        return citation ? <CitationChip citation={citation} /> : null
-      },
-    } as Partial<Components>
-    return toReact(tree, { Fragment, jsx, jsxs, components })
-  }, [tree, citations])
-  return <div className="prose-doc prose-answer">{element}</div>
+  const keys = citations.map((c) => c.key).join()
+  const tree = useMemo(() => renderAnswer(text, new Set(keys.split(','))), [text, keys])
+  const element = useMemo(() => toReact(tree, { Fragment, jsx, jsxs, components: COMPONENTS }), [tree])
+  const byKey = useMemo(() => new Map(citations.map((citation) => [citation.key, citation])), [citations])
+  return (
+    <Cited value={byKey}>
+      <div className="prose-doc prose-answer">{element}</div>
+    </Cited>
+  )
 }
 
 export function CitationChip({ citation }: { citation: Citation }) {

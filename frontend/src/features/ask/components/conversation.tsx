@@ -18,7 +18,7 @@ import { Switch } from '@/components/ui/switch'
 import { errorMessage } from '@/lib/api-client'
 
 import type { Citation, Step } from '../api/ask'
-import { useChat, type ChatMessage } from '../api/chats'
+import { useChat } from '../api/chats'
 import { chatKeys } from '../api/keys'
 import { useConversation, type AskState, type Turn } from '../api/use-ask'
 import { AnswerText, SourceList, StepList, Trace } from './answer'
@@ -75,13 +75,14 @@ export function Conversation({
   const shareId = useId()
   const end = useRef<HTMLDivElement>(null)
 
-  const messages = stored.data?.messages ?? []
-  // A turn asked here gives way to the stored chat once the chat holds it.
-  const live = turns.filter((turn) => !(turn.state.status === 'done' && messages.length >= turn.base + 2))
-  const last = live.at(-1)
+  // The stored chat up to the first turn asked on this page; the turns asked here as this page
+  // heard them (the stored chat holds them too once answered, but not why a mode was chosen,
+  // and a chip under the pointer should not be made anew when the chat is read back).
+  const messages = (stored.data?.messages ?? []).slice(0, turns[0]?.base)
+  const last = turns.at(-1)
   useEffect(() => {
     end.current?.scrollIntoView({ block: 'end' })
-  }, [messages.length, live.length, last?.state.text, last?.state.steps.length])
+  }, [messages.length, turns.length, last?.state.text, last?.state.steps.length])
 
   function submit(event: SubmitEvent) {
     event.preventDefault()
@@ -90,10 +91,11 @@ export function Conversation({
       setProblem('Type a question first.')
       return
     }
+    // A follow-up waits for the chat it follows: the turns before it are read first.
+    if (ownChat && !stored.data) return
     setProblem(undefined)
     setQuestion('')
     const writes = saveNotes ? (shareNotes ? 'org' : 'private') : 'off'
-    const pending = turns.filter((turn) => turn.state.status === 'done' && messages.length < turn.base + 2).length
     void start(
       {
         question: text,
@@ -104,7 +106,7 @@ export function Conversation({
         ...(showScope && scope.workspaces.length ? { workspaces: scope.workspaces } : {}),
         ...(showScope && scope.persona ? { persona: scope.persona } : {}),
       },
-      messages.length + 2 * pending,
+      stored.data?.messages.length ?? 0,
     )
   }
 
@@ -136,10 +138,17 @@ export function Conversation({
             message.role === 'user' ? (
               <Question key={message.id} text={message.content} />
             ) : (
-              <StoredAnswer key={message.id} message={message} />
+              <AnswerBlock
+                key={message.id}
+                text={message.content}
+                citations={message.citations}
+                steps={message.trace.filter(isStep)}
+                mode={message.mode}
+                status="done"
+              />
             ),
           )}
-          {live.map((turn) => (
+          {turns.map((turn) => (
             <LiveTurn key={turn.id} turn={turn} />
           ))}
           <div ref={end} />
@@ -276,13 +285,6 @@ function AnswerBlock({
       {!streaming ? <Trace steps={steps} /> : null}
       {!streaming ? <SourceList citations={citations} /> : null}
     </article>
-  )
-}
-
-function StoredAnswer({ message }: { message: ChatMessage }) {
-  const steps = message.trace.filter(isStep)
-  return (
-    <AnswerBlock text={message.content} citations={message.citations} steps={steps} mode={message.mode} status="done" />
   )
 }
 
