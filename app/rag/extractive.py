@@ -125,7 +125,9 @@ def quote(text: str, terms: set[str], *, budget: int = QUOTE_CHARS) -> str:
 
 
 def _passage(citation: Citation, hit: SearchHit, terms: set[str]) -> str:
-    where = f" — {' › '.join(hit.heading_path)}" if hit.heading_path else ""
+    # A document's top heading is usually its title: said once.
+    path = hit.heading_path[1:] if hit.heading_path[:1] == [hit.title] else hit.heading_path
+    where = f" — {' › '.join(path)}" if path else ""
     quoted = "\n".join(f"> {line}" if line else ">" for line in quote(hit.text, terms).splitlines())
     return f"{citation.key} **{hit.title}**{where}\n\n{quoted}"
 

@@ -55,8 +55,14 @@ def test_the_answer_says_once_that_no_model_answered_and_cites_each_passage() ->
     assert "ANSWER_PROVIDER" in answer.answer
     assert [c.key for c in answer.citations] == ["[1]", "[2]"]
     assert "[1] **Retry policy** — Retries\n\n> The HTTP client retries" in answer.answer
-    assert "[2] **Caching**" in answer.answer
+    assert "[2] **Caching** — Retries" in answer.answer
     assert "> export KEY_ID=abc" in answer.answer
+
+
+def test_a_heading_path_that_starts_with_the_title_says_the_title_once() -> None:
+    hit = _hit("Search results are cached for ten minutes.", title="Retries")
+    answer = extractive.answer([hit], mode="fast", question="cache")
+    assert "[1] **Retries**\n\n> Search results" in answer.answer
 
 
 def test_with_nothing_found_the_answer_says_so_without_the_notice() -> None:

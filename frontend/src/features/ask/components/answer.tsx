@@ -7,6 +7,7 @@ import { Link } from 'react-router'
 
 import { HoverCard } from '@/components/ui/hover-card'
 import { cn } from '@/lib/cn'
+import { plain } from '@/lib/markdown-text'
 
 import type { Citation, Step } from '../api/ask'
 import { CITE_TAG, renderAnswer } from '../lib/answer-markdown'
@@ -78,7 +79,7 @@ function CitationPreview({ citation }: { citation: Citation }) {
       {citation.heading_path.length ? (
         <p className="truncate text-xs text-muted-foreground">{citation.heading_path.join(' › ')}</p>
       ) : null}
-      <p className="line-clamp-4 text-xs leading-5 break-words">{citation.snippet}</p>
+      <p className="line-clamp-4 text-xs leading-5 break-words">{plain(citation.snippet)}</p>
       <p className="text-xs text-primary">Open the passage →</p>
     </div>
   )

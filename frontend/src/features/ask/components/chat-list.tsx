@@ -64,9 +64,9 @@ export function ChatList({ onNew, onDeleted }: { onNew: () => void; onDeleted: (
             {q.trim() ? 'No chat has that in its title.' : 'Your chats appear here once you ask something.'}
           </p>
         ) : (
-          <ul className="grid gap-0.5">
+          <ul className="grid grid-cols-1 gap-0.5">
             {chats.data.items.map((chat) => (
-              <li key={chat.id} className="group relative">
+              <li key={chat.id} className="group relative min-w-0">
                 <NavLink
                   to={`/chat/${chat.id}`}
                   className={({ isActive }) =>

@@ -78,7 +78,7 @@ export function UsageCharts({ days }: { days: Dashboard['days'] }) {
               <XAxis dataKey="day" tickFormatter={shortDay} tick={AXIS} tickLine={false} axisLine={false} minTickGap={24} />
               <YAxis allowDecimals={false} tick={AXIS} tickLine={false} axisLine={false} />
               <Tooltip {...TOOLTIP} cursor={{ fill: 'var(--muted)' }} />
-              <Bar dataKey="uploads" name="Documents" fill="var(--primary)" radius={[3, 3, 0, 0]} />
+              <Bar dataKey="uploads" name="Documents" fill="var(--primary)" radius={[3, 3, 0, 0]} minPointSize={0} isAnimationActive={false} />
             </BarChart>
           </ResponsiveContainer>
         </CardContent>
@@ -102,8 +102,8 @@ export function UsageCharts({ days }: { days: Dashboard['days'] }) {
               <YAxis allowDecimals={false} tick={AXIS} tickLine={false} axisLine={false} />
               <Tooltip {...TOOLTIP} />
               <Legend iconSize={8} wrapperStyle={{ fontSize: 12 }} />
-              <Area dataKey="searches" name="Searches" stroke="var(--primary)" fill="var(--primary)" fillOpacity={0.15} />
-              <Area dataKey="questions" name="Questions" stroke="var(--success)" fill="var(--success)" fillOpacity={0.15} />
+              <Area dataKey="searches" name="Searches" stroke="var(--primary)" fill="var(--primary)" fillOpacity={0.15} isAnimationActive={false} />
+              <Area dataKey="questions" name="Questions" stroke="var(--success)" fill="var(--success)" fillOpacity={0.15} isAnimationActive={false} />
             </AreaChart>
           </ResponsiveContainer>
         </CardContent>

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
 
-import { excerpt, highlight, plain } from './highlight'
+import { plain } from '@/lib/markdown-text'
+
+import { excerpt, highlight } from './highlight'
 
 describe('highlight', () => {
   it('marks words that start with a matched lexeme, case aside', () => {
