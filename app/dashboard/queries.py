@@ -3,13 +3,13 @@ only. What documents a caller may see is the documents' own rule (`visible_to`),
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 from uuid import UUID
 
 from sqlalchemy import ColumnElement, Date, cast, distinct, func, select
 
+from app.dashboard.schemas import ActivityItem, AgentActivity, Figures
 from app.db.engine import ReadConnection
 from app.db.tables import (
     api_keys,
@@ -37,16 +37,7 @@ def _asked_by(asker: UUID | None) -> ColumnElement[bool]:
     return questions.c.user_id == asker if asker is not None else questions.c.id.is_not(None)
 
 
-@dataclass(frozen=True, slots=True)
-class Counts:
-    documents: int
-    chunks: int
-    workspaces: int
-    people: int
-    agents: int
-
-
-async def counts(conn: ReadConnection, *, caller_id: UUID | None, scope: str | None) -> Counts:
+async def figures(conn: ReadConnection, *, caller_id: UUID | None, scope: str | None) -> Figures:
     visible = visible_to(caller_id, scope)
     seen = documents.join(workspaces, workspaces.c.id == documents.c.workspace_id)
     document_count = await conn.scalar(select(func.count()).select_from(seen).where(visible))
@@ -64,7 +55,7 @@ async def counts(conn: ReadConnection, *, caller_id: UUID | None, scope: str | N
             )
         ).all()
     )
-    return Counts(
+    return Figures(
         documents=document_count or 0,
         chunks=chunk_count or 0,
         workspaces=workspace_count or 0,
@@ -146,19 +137,7 @@ async def by_tag(
     return [(row[0], row[1]) for row in rows]
 
 
-@dataclass(frozen=True, slots=True)
-class AgentRow:
-    id: str
-    kind: str
-    name: str
-    keys: int
-    people: int
-    searches: int | None
-    questions: int | None
-    last_seen_at: datetime | None
-
-
-async def agents(conn: ReadConnection, *, since: datetime) -> list[AgentRow]:
+async def agents(conn: ReadConnection, *, since: datetime) -> list[AgentActivity]:
     """Agent accounts with their live keys and their searches and questions since `since`,
     and the OAuth apps people connected, with how many people and when a token was last issued."""
     live_keys = (
@@ -198,7 +177,7 @@ async def agents(conn: ReadConnection, *, since: datetime) -> list[AgentRow]:
         .where(users.c.kind == "agent", users.c.active)
     )
     found = [
-        AgentRow(
+        AgentActivity(
             id=str(row[0]),
             kind="account",
             name=row[1],
@@ -223,7 +202,7 @@ async def agents(conn: ReadConnection, *, since: datetime) -> list[AgentRow]:
         .group_by(oauth_clients.c.client_id)
     )
     found += [
-        AgentRow(
+        AgentActivity(
             id=row[0],
             kind="oauth_app",
             name=row[1],
@@ -239,14 +218,9 @@ async def agents(conn: ReadConnection, *, since: datetime) -> list[AgentRow]:
     return found
 
 
-@dataclass(frozen=True, slots=True)
-class FeedRow:
-    at: datetime
-    kind: str
-    actor: str | None
-    actor_kind: str | None
-    subject: str
-    document_id: UUID | None = None
+def _item(**values: Any) -> ActivityItem:
+    # The kinds are the database's words (users.kind), checked here against the schema's.
+    return ActivityItem.model_validate(values)
 
 
 async def feed(
@@ -256,7 +230,7 @@ async def feed(
     scope: str | None,
     everyone: bool,
     limit: int,
-) -> list[FeedRow]:
+) -> list[ActivityItem]:
     """The latest events the caller may see, newest first: documents added and edited (those
     it may see); questions, searches and sign-ins (everyone's when `everyone`, else its own);
     keys minted (only when `everyone`)."""
@@ -264,7 +238,7 @@ async def feed(
     seen = documents.join(workspaces, workspaces.c.id == documents.c.workspace_id).outerjoin(
         owner, owner.c.id == documents.c.owner_id
     )
-    rows: list[FeedRow] = []
+    rows: list[ActivityItem] = []
     for kind, at, extra in (
         ("upload", documents.c.created_at, None),
         ("edit", documents.c.updated_at, documents.c.version > 1),
@@ -279,7 +253,7 @@ async def feed(
         if extra is not None:
             statement = statement.where(extra)
         rows += [
-            FeedRow(at=r[0], kind=kind, actor=r[1], actor_kind=r[2], subject=r[3], document_id=r[4])
+            _item(at=r[0], kind=kind, actor=r[1], actor_kind=r[2], subject=r[3], document_id=r[4])
             for r in await conn.execute(statement)
         ]
     mine = None if everyone else caller_id
@@ -298,7 +272,7 @@ async def feed(
             .limit(limit)
         )
         rows += [
-            FeedRow(
+            _item(
                 at=r[0],
                 kind="search" if r[1] else "question",
                 actor=r[2],
@@ -315,7 +289,7 @@ async def feed(
             .limit(limit)
         )
         rows += [
-            FeedRow(at=r[0], kind="sign_in", actor=r[1], actor_kind=r[2], subject="signed in")
+            _item(at=r[0], kind="sign_in", actor=r[1], actor_kind=r[2], subject="signed in")
             for r in signed_in
         ]
     if everyone:
@@ -326,7 +300,7 @@ async def feed(
             .limit(limit)
         )
         rows += [
-            FeedRow(at=r[0], kind="key_minted", actor=r[1], actor_kind=r[2], subject=r[3])
+            _item(at=r[0], kind="key_minted", actor=r[1], actor_kind=r[2], subject=r[3])
             for r in minted
         ]
     rows.sort(key=lambda row: row.at, reverse=True)

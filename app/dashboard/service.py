@@ -10,11 +10,8 @@ from app.access.principal import Principal
 from app.dashboard import queries
 from app.dashboard.schemas import (
     Activity,
-    ActivityItem,
-    AgentActivity,
     Dashboard,
     Day,
-    Figures,
     GapDismissal,
     TagShare,
     WorkspaceShare,
@@ -43,7 +40,7 @@ async def dashboard(conn: ReadConnection, principal: Principal) -> Dashboard:
     today = datetime.now(UTC).date()
     first = today - timedelta(days=DAYS - 1)
     since = datetime(first.year, first.month, first.day, tzinfo=UTC)
-    counts = await queries.counts(conn, caller_id=caller, scope=scope)
+    figures = await queries.figures(conn, caller_id=caller, scope=scope)
     uploads = await queries.uploads_by_day(conn, caller_id=caller, scope=scope, since=since)
     everyone = _everyone(principal)
     asked = await queries.questions_by_day(conn, asker=None if everyone else caller, since=since)
@@ -59,13 +56,7 @@ async def dashboard(conn: ReadConnection, principal: Principal) -> Dashboard:
     agents = await queries.agents(conn, since=since) if everyone else []
     agents.sort(key=lambda a: a.last_seen_at or datetime.min.replace(tzinfo=UTC), reverse=True)
     return Dashboard(
-        figures=Figures(
-            documents=counts.documents,
-            chunks=counts.chunks,
-            workspaces=counts.workspaces,
-            people=counts.people,
-            agents=counts.agents,
-        ),
+        figures=figures,
         days=days,
         by_workspace=[
             WorkspaceShare(workspace=w, documents=d, chunks=c)
@@ -75,19 +66,7 @@ async def dashboard(conn: ReadConnection, principal: Principal) -> Dashboard:
             TagShare(tag=t, documents=d)
             for t, d in await queries.by_tag(conn, caller_id=caller, scope=scope, limit=TAGS)
         ],
-        agents=[
-            AgentActivity(
-                id=a.id,
-                kind="account" if a.kind == "account" else "oauth_app",
-                name=a.name,
-                keys=a.keys,
-                people=a.people,
-                searches=a.searches,
-                questions=a.questions,
-                last_seen_at=a.last_seen_at,
-            )
-            for a in agents
-        ],
+        agents=agents,
     )
 
 
@@ -98,28 +77,14 @@ async def activity(conn: ReadConnection, principal: Principal, *, limit: int) ->
         Forbidden: the caller may not search.
     """
     principal.require("search", "your role may not read the corpus")
-    rows = await queries.feed(
+    items = await queries.feed(
         conn,
         caller_id=principal.user_id,
         scope=principal.workspace_scope,
         everyone=_everyone(principal),
         limit=limit,
     )
-    return Activity(
-        items=[
-            ActivityItem.model_validate(
-                {
-                    "at": r.at,
-                    "kind": r.kind,
-                    "actor": r.actor,
-                    "actor_kind": r.actor_kind,
-                    "subject": r.subject,
-                    "document_id": r.document_id,
-                }
-            )
-            for r in rows
-        ]
-    )
+    return Activity(items=items)
 
 
 async def dismiss_gap(
