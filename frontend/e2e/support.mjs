@@ -173,6 +173,9 @@ function textOf(message) {
  */
 export async function startModel() {
   let held = []
+  // Releases asked for before the answer they release was asked for (a test sees the steps
+  // before the model is asked to answer): the next held answer goes at once.
+  let released = 0
   const model = { requests: 0, open: 0 }
   const server = createServer(async (request, response) => {
     if (request.method !== 'POST' || !request.url.endsWith('/chat/completions')) {
@@ -204,7 +207,10 @@ export async function startModel() {
       response.end('data: [DONE]\n\n')
       return
     }
-    if (/\bhold\b/i.test(question)) await new Promise((ok) => held.push(ok))
+    if (/\bhold\b/i.test(question)) {
+      if (released > 0) released -= 1
+      else await new Promise((ok) => held.push(ok))
+    }
     response.write(chunk({ role: 'assistant', content: '' }))
     if (/\bforever\b/i.test(question)) {
       model.open += 1
@@ -221,8 +227,12 @@ export async function startModel() {
   return {
     url: `http://127.0.0.1:${port}`,
     model,
-    /** Answer every question held so far. */
+    /** Answer the question held (or, when none is held yet, the next one that says "hold"). */
     release() {
+      if (held.length === 0) {
+        released += 1
+        return
+      }
       for (const ok of held) ok()
       held = []
     },
