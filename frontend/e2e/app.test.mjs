@@ -615,8 +615,11 @@ scenario('a chat streams its steps before the answer, whose citation chip previe
   await page.waitForURL(/\/chat\/[0-9a-f-]+$/)
   const chatId = page.url().split('/').at(-1)
 
+  // The chat list has the new chat: nothing moves under the chip any more.
+  await page.getByRole('navigation', { name: 'Chats' }).getByRole('link', { name: /roll back a deploy/ }).waitFor()
   const chip = answer.getByRole('link', { name: /^Source 1: Deploy runbook/ })
-  await chip.hover()
+  // The preview opens on keyboard focus as on hover.
+  await chip.focus()
   const preview = page.getByTestId('citation-preview')
   await preview.waitFor()
   assert.match(await preview.textContent(), /Deploy runbook/)
@@ -752,6 +755,12 @@ scenario('search keeps identifiers whole and groups hits by document; the screen
   await admin.goto('/chat')
   await admin.getByLabel('Your question').waitFor()
   assert.deepEqual(await overflows(admin), [])
+  // On a phone the conversation comes first, and the list when asked for.
+  await admin.setViewportSize({ width: 390, height: 844 })
+  await admin.getByLabel('Your question').waitFor()
+  await admin.getByRole('button', { name: 'All chats' }).click()
+  await admin.getByRole('button', { name: 'New chat' }).click()
+  await admin.getByLabel('Your question').waitFor()
 })
 
 for (const { name, body } of inTestOrder(scenarios)) {

@@ -1,6 +1,8 @@
-import { ArrowLeft, MessagesSquare } from 'lucide-react'
+import { List, MessagesSquare } from 'lucide-react'
 import { useState } from 'react'
-import { Link, useLocation, useNavigate, useOutletContext, useParams } from 'react-router'
+import { useLocation, useNavigate, useOutletContext, useParams } from 'react-router'
+
+import { Button } from '@/components/ui/button'
 
 import { ChatList } from '@/features/ask/components/chat-list'
 import { Conversation } from '@/features/ask/components/conversation'
@@ -10,8 +12,8 @@ import { usePageTitle } from '@/lib/page-title'
 
 import { canWrite } from './permissions'
 
-/** `/chat` and `/chat/:id`: the chat list beside the conversation (on a phone, one or the
- *  other). */
+/** `/chat` and `/chat/:id`: the chat list beside the conversation (on a phone, the
+ *  conversation, and the list when asked for until it takes the person somewhere). */
 export function ChatRoute() {
   usePageTitle('Chat')
   const { id } = useParams()
@@ -22,11 +24,13 @@ export function ChatRoute() {
   // any other move (another chat, a new one) starts a conversation afresh.
   const [adopted, setAdopted] = useState<{ id: string; key: string } | null>(null)
   const key = adopted && adopted.id === id ? adopted.key : location.key
+  const [listAt, setListAt] = useState<string | null>(null)
+  const listing = listAt === location.key
   return (
     <div className="-mx-4 -my-6 flex h-[calc(100svh-3.5rem)] min-w-0 md:-mx-8 md:-my-8">
       <aside
         aria-label="Your chats"
-        className={cn('w-full shrink-0 border-r md:block md:w-64', id ? 'hidden' : 'block md:block')}
+        className={cn('w-full shrink-0 border-r md:block md:w-64', listing ? 'block' : 'hidden')}
       >
         <ChatList
           onNew={() => { void navigate('/chat') }}
@@ -35,12 +39,13 @@ export function ChatRoute() {
           }}
         />
       </aside>
-      <section className={cn('min-w-0 flex-1 flex-col', id ? 'flex' : 'hidden md:flex')} aria-label="Conversation">
-        {id ? (
-          <Link to="/chat" className="flex items-center gap-1 border-b px-4 py-2 text-xs text-muted-foreground md:hidden">
-            <ArrowLeft className="size-3.5" aria-hidden="true" /> All chats
-          </Link>
-        ) : null}
+      <section className={cn('min-w-0 flex-1 flex-col md:flex', listing ? 'hidden' : 'flex')} aria-label="Conversation">
+        <div className="border-b px-2 py-1 md:hidden">
+          <Button variant="ghost" size="sm" onClick={() => { setListAt(location.key) }}>
+            <List aria-hidden="true" />
+            All chats
+          </Button>
+        </div>
         <Conversation
           key={key}
           chatId={id}
