@@ -46,6 +46,7 @@ from app.routers import (
     asking,
     audit,
     auth,
+    dashboard,
     documents,
     health,
     keys,
@@ -309,6 +310,7 @@ def create_app(
     app.include_router(documents.chunks_router)
     app.include_router(search.router)
     app.include_router(asking.router)
+    app.include_router(dashboard.router)
     app.include_router(routing.router)
     app.include_router(knowledge.router)
     app.include_router(oauth_consent.router)

@@ -149,6 +149,12 @@ CREATE TABLE public.embedding_meta (
     CONSTRAINT ck_embedding_meta_single_row CHECK ((id = 1))
 );
 
+CREATE TABLE public.gap_dismissals (
+    wording text NOT NULL,
+    dismissed_at timestamp with time zone DEFAULT now() NOT NULL,
+    dismissed_by uuid
+);
+
 CREATE TABLE public.lexeme_stats (
     lexeme text NOT NULL,
     df integer NOT NULL
@@ -321,6 +327,9 @@ ALTER TABLE ONLY public.documents
 ALTER TABLE ONLY public.embedding_meta
     ADD CONSTRAINT pk_embedding_meta PRIMARY KEY (id);
 
+ALTER TABLE ONLY public.gap_dismissals
+    ADD CONSTRAINT pk_gap_dismissals PRIMARY KEY (wording);
+
 ALTER TABLE ONLY public.lexeme_stats
     ADD CONSTRAINT pk_lexeme_stats PRIMARY KEY (lexeme);
 
@@ -461,6 +470,9 @@ ALTER TABLE ONLY public.documents
 
 ALTER TABLE ONLY public.documents
     ADD CONSTRAINT fk_documents_workspace_id_workspaces FOREIGN KEY (workspace_id) REFERENCES public.workspaces(id) ON DELETE RESTRICT;
+
+ALTER TABLE ONLY public.gap_dismissals
+    ADD CONSTRAINT fk_gap_dismissals_dismissed_by_users FOREIGN KEY (dismissed_by) REFERENCES public.users(id) ON DELETE SET NULL;
 
 ALTER TABLE ONLY public.oauth_authorizations
     ADD CONSTRAINT fk_oauth_authorizations_client_id_oauth_clients FOREIGN KEY (client_id) REFERENCES public.oauth_clients(client_id) ON DELETE CASCADE;

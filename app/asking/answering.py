@@ -380,7 +380,13 @@ async def _extractive(
             door=door,
             document_ids=question.document_ids,
         )
-        return await _done(conn, question, run, mode, extractive.answer(found.hits, mode=mode))
+        return await _done(
+            conn,
+            question,
+            run,
+            mode,
+            extractive.answer(found.hits, mode=mode, question=question.text),
+        )
 
 
 async def _done(

@@ -103,13 +103,33 @@ async def list_chats(
     scope: str | None,
     limit: int,
     after: tuple[datetime, UUID] | None,
+    title_contains: str | None = None,
 ) -> list[ChatRow]:
-    """A page of the user's chats, the latest used first (keyset on updated_at, id)."""
+    """A page of the user's chats, the latest used first (keyset on updated_at, id); with
+    `title_contains`, only those whose title holds it, in any case (`%` and `_` are literal)."""
     statement = select(*_CHAT).where(_owned(chats, user_id, scope))
+    if title_contains:
+        statement = statement.where(chats.c.title.icontains(title_contains, autoescape=True))
     if after is not None:
         statement = statement.where(tuple_(chats.c.updated_at, chats.c.id) < tuple_(*after))
     statement = statement.order_by(chats.c.updated_at.desc(), chats.c.id.desc()).limit(limit + 1)
     return [ChatRow(*row) for row in await conn.execute(statement)]
+
+
+async def rename_chat(
+    conn: WriteConnection, *, chat_id: UUID, user_id: UUID, scope: str | None, title: str
+) -> ChatRow | None:
+    """Retitle the user's chat; its place in the list (updated_at) stays where its last turn
+    put it."""
+    row = (
+        await conn.execute(
+            update(chats)
+            .where(chats.c.id == chat_id, _owned(chats, user_id, scope))
+            .values(title=title)
+            .returning(*_CHAT)
+        )
+    ).one_or_none()
+    return ChatRow(*row) if row is not None else None
 
 
 async def delete_chat(

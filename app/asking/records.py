@@ -10,12 +10,11 @@ from uuid import UUID
 from app.access.principal import Principal
 from app.asking import queries
 from app.asking.limits import JOB_RETRY_AFTER_S
-from app.asking.schemas import Answer, Citation, Step
+from app.asking.schemas import CHAT_TITLE_CHARS, Answer, Citation, Step
 from app.db.engine import WriteConnection
 from app.errors import NotFound, RateLimited, ValidationFailed
 from app.observe import metrics
 
-TITLE_CHARS = 120
 # Said of a job whose process stopped renewing its lease.
 ABANDONED = (
     "the server running this research stopped before it finished (its lease ran out); "
@@ -61,7 +60,7 @@ async def record_turn(
     owner = owner_of(principal, "your role may not ask")
     scope = principal.workspace_scope
     if chat_id is None:
-        title = " ".join(question.split())[:TITLE_CHARS]
+        title = " ".join(question.split())[:CHAT_TITLE_CHARS]
         created = await queries.insert_chat(
             conn, user_id=owner, title=title, workspace_scope=scope, persona=principal.persona
         )

@@ -4,14 +4,14 @@ citations, chats and research jobs."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from app.agents.schemas import AskMode, Citation, RunMode, Step, TokenEvent, Writes
 from app.kit.types import Slug
-from app.schemas import PlainText
+from app.schemas import NoNul, PlainText
 
 # Asking's API, the agents' shapes in it included: the doors import all of it from here.
 __all__ = [
@@ -155,6 +155,20 @@ class Chat(BaseModel):
     persona: str | None = None
     created_at: datetime
     updated_at: datetime
+
+
+# A chat's title: a new chat takes its first question's first characters, as many as this.
+CHAT_TITLE_CHARS = 120
+
+
+class ChatUpdate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    title: Annotated[
+        str,
+        StringConstraints(strip_whitespace=True, min_length=1, max_length=CHAT_TITLE_CHARS),
+        NoNul,
+    ] = Field(description="The chat's new title (1 to 120 characters, trimmed).")
 
 
 class ChatMessage(BaseModel):

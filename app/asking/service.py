@@ -26,6 +26,7 @@ from app.asking.schemas import (
     AskRequest,
     Chat,
     ChatMessage,
+    ChatUpdate,
     ChatWithMessages,
     Event,
     ResearchJob,
@@ -255,13 +256,24 @@ def _message(row: queries.MessageRow, readable: set[UUID]) -> ChatMessage:
 
 
 async def list_chats(
-    conn: ReadConnection, principal: Principal, *, limit: int, cursor: str | None
+    conn: ReadConnection,
+    principal: Principal,
+    *,
+    limit: int,
+    cursor: str | None,
+    q: str | None = None,
 ) -> Page[Chat]:
-    """A page of the caller's chats, the latest used first."""
+    """A page of the caller's chats, the latest used first; with `q`, those whose title
+    contains it (ignoring case)."""
     owner = records.owner_of(principal, "your role may not ask")
     after = decode_cursor(cursor) if cursor else None
     rows = await queries.list_chats(
-        conn, user_id=owner, scope=principal.workspace_scope, limit=limit, after=after
+        conn,
+        user_id=owner,
+        scope=principal.workspace_scope,
+        limit=limit,
+        after=after,
+        title_contains=q.strip() if q else None,
     )
     return keyset_page([_chat(r) for r in rows], limit, lambda c: (c.updated_at, c.id))
 
@@ -335,6 +347,23 @@ async def _follow_up(
         pending = None
     latest = history[-2 * turns :]
     return FollowUp(chat_id=chat_id, history=latest, drawn_from=frozenset(drawn), dropped=dropped)
+
+
+async def rename_chat(
+    conn: WriteConnection, principal: Principal, chat_id: UUID, update: ChatUpdate
+) -> Chat:
+    """Give one of the caller's chats a new title.
+
+    Raises:
+        NotFound: no such chat of the caller's (or of the caller's binding).
+    """
+    owner = records.owner_of(principal, "your role may not ask")
+    row = await queries.rename_chat(
+        conn, chat_id=chat_id, user_id=owner, scope=principal.workspace_scope, title=update.title
+    )
+    if row is None:
+        raise NotFound("chat not found")
+    return _chat(row)
 
 
 async def delete_chat(conn: WriteConnection, principal: Principal, chat_id: UUID) -> None:

@@ -300,6 +300,16 @@ questions = Table(
     Index(None, "answered", "created_at"),
 )
 
+# A dismissed documentation gap: the questions of this wording asked until `dismissed_at` no
+# longer count as a gap (the wording as the gaps compare them: lower-cased, spaces collapsed).
+gap_dismissals = Table(
+    "gap_dismissals",
+    metadata,
+    Column("wording", Text, primary_key=True),
+    Column("dismissed_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("dismissed_by", UUID(as_uuid=True), ForeignKey("users.id", ondelete="SET NULL")),
+)
+
 chats = Table(
     "chats",
     metadata,

@@ -15,6 +15,7 @@ from app.asking.schemas import (
     EVENT_NAMES,
     AskRequest,
     Chat,
+    ChatUpdate,
     ChatWithMessages,
     DoneEvent,
     ErrorEvent,
@@ -31,7 +32,7 @@ from app.deps import (
     WriteConn,
 )
 from app.errors import Forbidden, NotFound, RateLimited, ValidationFailed
-from app.schemas import Page
+from app.schemas import Page, PlainText
 from app.search import service as search_service
 from app.search.schemas import Gaps
 
@@ -107,9 +108,13 @@ async def list_chats(
     conn: ReadConn,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=200)] = None,
+    q: Annotated[
+        PlainText | None,
+        Query(max_length=200, description="Only chats whose title contains this."),
+    ] = None,
 ) -> Page[Chat]:
     """Your chats, the latest used first."""
-    return await asking_service.list_chats(conn, principal, limit=limit, cursor=cursor)
+    return await asking_service.list_chats(conn, principal, limit=limit, cursor=cursor, q=q)
 
 
 @router.get(
@@ -121,6 +126,19 @@ async def list_chats(
 async def get_chat(chat_id: UUID, principal: CurrentPrincipal, conn: ReadConn) -> ChatWithMessages:
     """One of your chats, with its messages, citations and traces."""
     return await asking_service.get_chat(conn, principal, chat_id)
+
+
+@router.patch(
+    "/chats/{chat_id}",
+    response_model=Chat,
+    operation_id="updateChat",
+    responses={404: NotFound.openapi(), 422: ValidationFailed.openapi()},
+)
+async def update_chat(
+    chat_id: UUID, update: ChatUpdate, principal: CurrentPrincipal, conn: WriteConn
+) -> Chat:
+    """Rename one of your chats."""
+    return await asking_service.rename_chat(conn, principal, chat_id, update)
 
 
 @router.delete(

@@ -43,6 +43,10 @@ async def record_question(
     )
 
 
+# A question's wording as the gaps compare them: case and runs of spaces aside.
+_WORDING = "lower(regexp_replace(btrim(query), '\\s+', ' ', 'g'))"
+
+
 @dataclass(frozen=True, slots=True)
 class UnansweredWording:
     """One wording of questions that found nothing: who asked it, how often, when last."""
@@ -69,9 +73,12 @@ async def unanswered_questions(
             "                FILTER (WHERE coalesce(agent_key_id::text, agent_client_id) "
             "                        IS NOT NULL), '{}') AS agents, "
             "       max(created_at) AS last_asked_at "
-            "FROM questions "
+            "FROM questions q "
             "WHERE NOT answered AND created_at >= :since "
-            "GROUP BY lower(regexp_replace(btrim(query), '\\s+', ' ', 'g')) "
+            # A dismissed wording's questions count again only when asked after the dismissal.
+            "  AND NOT EXISTS (SELECT 1 FROM gap_dismissals d "
+            f"   WHERE d.wording = {_WORDING} AND q.created_at <= d.dismissed_at) "
+            f"GROUP BY {_WORDING} "
             "ORDER BY count(*) DESC, max(created_at) DESC "
             "LIMIT :limit"
         ),
@@ -87,3 +94,19 @@ async def unanswered_questions(
         )
         for row in rows
     ]
+
+
+async def dismiss_wordings(
+    conn: WriteConnection, *, wordings: list[str], dismissed_by: UUID | None
+) -> None:
+    """Dismiss the wordings (as asked: they are compared as the gaps compare them) from now."""
+    await conn.execute(
+        text(
+            "INSERT INTO gap_dismissals (wording, dismissed_by) "
+            "SELECT DISTINCT lower(regexp_replace(btrim(w), '\\s+', ' ', 'g')), CAST(:by AS uuid) "
+            "FROM unnest(CAST(:wordings AS text[])) AS w "
+            "ON CONFLICT (wording) DO UPDATE "
+            "SET dismissed_at = now(), dismissed_by = excluded.dismissed_by"
+        ),
+        {"wordings": wordings, "by": dismissed_by},
+    )

@@ -15,7 +15,7 @@ import numpy as np
 from app.access.principal import Principal
 from app.config import Settings
 from app.db.engine import ReadConnection, SideReads, WriteConnection
-from app.errors import ValidationFailed
+from app.errors import NotFound, ValidationFailed
 from app.rag import retrieval
 from app.rag.embeddings.base import Embedder, QueryEmbedder
 from app.rag.schemas import SearchHit
@@ -130,6 +130,12 @@ async def search(
         conn, principal, embedder, settings, request, document_ids=document_ids, side=side
     )
     similarities = [hit.similarity for hit in hits if hit.similarity is not None]
+    found = len(hits)
+    if not hits and (request.workspaces or request.tags or document_ids):
+        # Emptied by its filters, a search is not a gap when the caller's whole scope answers
+        # it: the documentation exists, the filters left it out.
+        unfiltered = request.model_copy(update={"workspaces": None, "tags": None, "top_k": 1})
+        found = len(await rank(conn, principal, embedder, settings, unfiltered, side=side))
     await record_question(
         conn,
         principal,
@@ -137,7 +143,7 @@ async def search(
         door=door,
         mode=request.mode,
         best_similarity=max(similarities) if similarities else None,
-        hit_count=len(hits),
+        hit_count=found,
     )
     took_ms = (time.perf_counter() - started) * 1000
     # Logged, not reported: the keyword half's time grows with a word's postings in every
@@ -156,22 +162,16 @@ GAP_WORDINGS = 500
 GAP_EXAMPLES = 5
 
 
-async def documentation_gaps(
-    conn: ReadConnection, principal: Principal, embedder: Embedder, *, limit: int = 50
-) -> Gaps:
-    """The questions that found nothing in the last 90 days, from every door, grouped by
-    similar wording: how often each group was asked and by how many people, the most asked
-    first.
-
-    Raises:
-        Forbidden: the caller may not read the gaps (admins only).
-    """
-    principal.require("gaps.read", "only admins may read the documentation gaps")
+async def _gap_groups(
+    conn: ReadConnection, embedder: Embedder
+) -> list[tuple[Gap, list[queries.UnansweredWording]]]:
+    """The unanswered wordings of the last 90 days grouped by similar wording, each group with
+    its gap, the most asked first."""
     wordings = await queries.unanswered_questions(
         conn, since=datetime.now(UTC) - GAP_WINDOW, limit=GAP_WORDINGS
     )
     if not wordings:
-        return Gaps(items=[])
+        return []
     vectors = await embedder.embed_passages([w.query for w in wordings])
     groups: list[list[int]] = []
     leaders: list[int] = []
@@ -183,18 +183,50 @@ async def documentation_gaps(
         else:
             leaders.append(i)
             groups.append([i])
-    items = []
+    found = []
     for members in groups:
         chosen = [wordings[i] for i in members]
-        items.append(
-            Gap(
-                question=chosen[0].query,
-                count=sum(w.count for w in chosen),
-                people=len({u for w in chosen for u in w.user_ids}),
-                agents=len({a for w in chosen for a in w.agents}),
-                last_asked_at=max(w.last_asked_at for w in chosen),
-                examples=[w.query for w in chosen[:GAP_EXAMPLES]],
-            )
+        gap = Gap(
+            question=chosen[0].query,
+            count=sum(w.count for w in chosen),
+            people=len({u for w in chosen for u in w.user_ids}),
+            agents=len({a for w in chosen for a in w.agents}),
+            last_asked_at=max(w.last_asked_at for w in chosen),
+            examples=[w.query for w in chosen[:GAP_EXAMPLES]],
         )
-    items.sort(key=lambda gap: (-gap.count, -gap.people, -gap.last_asked_at.timestamp()))
-    return Gaps(items=items[:limit])
+        found.append((gap, chosen))
+    found.sort(key=lambda g: (-g[0].count, -g[0].people, -g[0].last_asked_at.timestamp()))
+    return found
+
+
+async def documentation_gaps(
+    conn: ReadConnection, principal: Principal, embedder: Embedder, *, limit: int = 50
+) -> Gaps:
+    """The questions that found nothing in the last 90 days, from every door, grouped by
+    similar wording: how often each group was asked and by how many people, the most asked
+    first. A dismissed gap's questions are left out until it is asked again.
+
+    Raises:
+        Forbidden: the caller may not read the gaps (admins only).
+    """
+    principal.require("gaps.read", "only admins may read the documentation gaps")
+    return Gaps(items=[gap for gap, _ in await _gap_groups(conn, embedder)][:limit])
+
+
+async def dismiss_gap(
+    conn: WriteConnection, principal: Principal, embedder: Embedder, question: str
+) -> None:
+    """Dismiss the gap named by `question` (as `documentation_gaps` names it): every wording of
+    its group, until one of them is asked again. Those who read the gaps tend them.
+
+    Raises:
+        Forbidden: the caller may not read the gaps. NotFound: no open gap is named so.
+    """
+    principal.require("gaps.read", "only admins may dismiss documentation gaps")
+    for gap, wordings in await _gap_groups(conn, embedder):
+        if gap.question == question:
+            await queries.dismiss_wordings(
+                conn, wordings=[w.query for w in wordings], dismissed_by=principal.user_id
+            )
+            return
+    raise NotFound("no open documentation gap has this question")

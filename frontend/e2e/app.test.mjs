@@ -7,16 +7,20 @@ import { createHash, randomBytes } from 'node:crypto'
 import { after, before, test } from 'node:test'
 
 import {
+  ANSWER,
   api,
   eventually,
   inTestOrder,
   launchBrowser,
+  modelSettings,
   newPage,
   openSession,
+  overflows,
   pdf,
   shoot,
   startCallback,
   startCorpus,
+  startModel,
 } from './support.mjs'
 
 const ADMIN = { name: 'Ada Admin', email: 'ada@example.com', password: 'correct horse battery' }
@@ -75,6 +79,9 @@ const TEST_TIMEOUT_MS = 10 * 60_000
 let corpus
 let callback
 let browser
+// The chat tests' own server, answering with a scripted model (started by the first of them).
+let model
+let modelCorpus
 
 before(async () => {
   // Each is kept as soon as it starts, so that `after` stops whatever did start when another
@@ -92,6 +99,8 @@ after(async () => {
   await browser?.close()
   await callback?.close()
   await corpus?.stop()
+  await modelCorpus?.stop()
+  await model?.close()
 })
 
 /** `make()` the first time it is called, its promise after that; a failure is not kept. */
@@ -146,6 +155,28 @@ const ensureLibrary = once(async () => {
   }))
   return { runbookId: runbook.id }
 })
+
+/**
+ * A server of its own whose answers come from a scripted OpenAI-compatible model on 127.0.0.1
+ * (`startModel`), with its admin's session and the runbook to cite: the chat tests' (the
+ * shared server has no model, as a new install, and answers extractively).
+ */
+const ensureModelCorpus = once(async () => {
+  model ??= await startModel()
+  modelCorpus ??= await startCorpus({ env: modelSettings(model.url) })
+  const session = await openSession(modelCorpus.url, ADMIN, { signUp: true }).catch(() =>
+    openSession(modelCorpus.url, ADMIN),
+  )
+  const call = api(modelCorpus.url, session)
+  const runbook = await created(call('POST', '/api/documents', { title: 'Deploy runbook', content: RUNBOOK, tags: ['ops'] }))
+  return { session, call, runbookId: runbook.id }
+})
+
+/** Ask in the chat screen's question box. */
+async function askInChat(page, question) {
+  await page.getByLabel('Your question').fill(question)
+  await page.getByRole('button', { name: 'Ask', exact: true }).click()
+}
 
 /** The pages one test opens, closed at its end, and what they met there. */
 class Screens {
@@ -326,9 +357,11 @@ scenario('search shows each hit’s ranks, and says plainly when nothing is rele
   const hits = admin.getByTestId('search-hit')
   await hits.first().waitFor()
   const first = hits.first()
-  assert.match(await first.getByTestId('rank-vec').textContent(), /vec(#\d+|—)/)
-  assert.match(await first.getByTestId('rank-kw').textContent(), /kw#\d+/)
-  assert.match(await first.getByTestId('rank-rrf').textContent(), /rrf0\.\d{3}/)
+  assert.match(await first.getByTestId('rank-vec').textContent(), /matched meaning(#\d+|—)/)
+  assert.match(await first.getByTestId('rank-kw').textContent(), /matched words#\d+/)
+  // The fused score is shown only for a passage both halves found.
+  const fused = first.getByTestId('rank-rrf')
+  if (await fused.count()) assert.match(await fused.textContent(), /fused0\.\d{3}/)
   assert.ok((await first.locator('mark').count()) > 0, 'matched terms are highlighted')
   await screens.shoot(admin, 'search')
 
@@ -555,6 +588,181 @@ scenario('a viewer sees no upload button, and the server refuses an upload anywa
   await viewer.getByLabel('Confirm new password').fill('a brand new passphrase')
   await viewer.getByRole('button', { name: 'Change password' }).click()
   await viewer.getByRole('heading', { name: 'Account' }).waitFor()
+})
+
+scenario('a chat streams its steps before the answer, whose citation chip previews and opens its chunk, and a follow-up stays in the chat', async (screens) => {
+  const { session, call, runbookId } = await ensureModelCorpus()
+  const page = await screens.page({ baseURL: modelCorpus.url, session })
+  await page.goto('/chat')
+  await page.getByRole('heading', { name: 'Ask the corpus' }).waitFor()
+  // Chat comes first in the navigation.
+  const first = page.getByRole('navigation', { name: 'Main' }).getByRole('link').first()
+  assert.equal(await first.textContent(), 'Chat')
+
+  await askInChat(page, 'How do I roll back a deploy? hold')
+  // The model holds its answer: the steps are on the screen while the answer is not.
+  const steps = page.getByRole('list', { name: 'Steps' })
+  await steps.getByText(/search/i).first().waitFor()
+  assert.equal(await page.getByRole('button', { name: 'Stop' }).count(), 1)
+  assert.equal(await page.locator('[data-testid="answer"][data-status="done"]').count(), 0)
+  model.release()
+
+  const answer = page.locator('[data-testid="answer"][data-status="done"]')
+  await answer.waitFor()
+  // The `done` answer replaced the streamed text, rendered.
+  assert.equal(await answer.locator('strong').first().textContent(), 'make rollback VERSION=previous')
+  assert.match(await page.getByTestId('mode').first().textContent(), /fast.*auto: one direct question/i)
+  await page.waitForURL(/\/chat\/[0-9a-f-]+$/)
+  const chatId = page.url().split('/').at(-1)
+
+  // The chat list has the new chat: nothing moves under the chip any more.
+  await page.getByRole('navigation', { name: 'Chats' }).getByRole('link', { name: /roll back a deploy/ }).waitFor()
+  const chip = answer.getByRole('link', { name: /^Source 1: Deploy runbook/ })
+  // The preview opens on keyboard focus as on hover.
+  await chip.focus()
+  const preview = page.getByTestId('citation-preview')
+  await preview.waitFor()
+  assert.match(await preview.textContent(), /Deploy runbook/)
+  await screens.shoot(page, 'chat')
+  assert.deepEqual(await overflows(page), [])
+
+  const href = await chip.getAttribute('href')
+  assert.match(href, new RegExp(`^/documents/${runbookId}#chunk-[0-9a-f-]+$`))
+  await chip.click()
+  const target = page.locator(`section#${href.split('#')[1]}`)
+  await eventually(async () => { assert.equal(await target.getAttribute('data-active'), 'true') })
+
+  await page.goBack()
+  await page.locator('[data-testid="answer"][data-status="done"]').first().waitFor()
+  await askInChat(page, 'And after the rollback?')
+  await eventually(async () => {
+    const chat = await call('GET', `/api/chats/${chatId}`)
+    assert.deepEqual(chat.body.messages.map((m) => m.role), ['user', 'assistant', 'user', 'assistant'])
+  })
+  await eventually(async () => { assert.equal(await page.locator('[data-testid="answer"][data-status="done"]').count(), 2) })
+  assert.match(page.url(), new RegExp(`/chat/${chatId}$`))
+
+  // The list finds it by its title, and renames it.
+  await page.getByLabel('Search chats by title').fill('roll back')
+  await page.getByRole('navigation', { name: 'Chats' }).getByRole('link', { name: /roll back a deploy/ }).waitFor()
+  await page.getByRole('button', { name: /Actions for How do I roll back/ }).click()
+  await page.getByRole('menuitem', { name: 'Rename' }).click()
+  await page.getByLabel('Title', { exact: true }).fill('Rollbacks')
+  await page.getByRole('button', { name: 'Save' }).click()
+  await eventually(async () => {
+    assert.equal((await call('GET', `/api/chats/${chatId}`)).body.title, 'Rollbacks')
+  })
+})
+
+scenario('Auto chooses Deep for a comparison and says why; a stopped run ends on the server too', async (screens) => {
+  const { session } = await ensureModelCorpus()
+  const page = await screens.page({ baseURL: modelCorpus.url, session })
+  await page.goto('/chat')
+  await page.getByRole('radio', { name: 'Auto' }).waitFor()
+  assert.equal(await page.getByRole('radio', { name: 'Auto' }).getAttribute('aria-checked'), 'true')
+  await askInChat(page, 'Compare a rollback versus a new release: which is better forever?')
+  const mode = page.getByTestId('mode')
+  await eventually(async () => { assert.match(await mode.textContent(), /deep.*auto: comparative wording/i) })
+
+  await page.getByRole('radio', { name: 'Fast' }).waitFor()
+  await page.getByRole('button', { name: 'Stop' }).click()
+  await page.getByRole('status').filter({ hasText: 'Stopped' }).waitFor()
+  await page.getByRole('button', { name: 'Ask', exact: true }).waitFor()
+  await screens.shoot(page, 'chat-stopped')
+  // The page went, and so did the run: no model call is left streaming.
+  await eventually(async () => { assert.equal(model.model.open, 0) })
+
+  await page.getByRole('radio', { name: 'Fast' }).click()
+  await askInChat(page, 'Keep going forever')
+  await page.getByText('Still thinking about it').waitFor()
+  assert.equal(model.model.open, 1)
+  await page.getByRole('button', { name: 'Stop' }).click()
+  await eventually(async () => { assert.equal(model.model.open, 0) })
+})
+
+scenario('with no model the answer is extractive: one notice, rendered passages, citation chips', async (screens) => {
+  await ensureLibrary()
+  const admin = await screens.adminPage()
+  await admin.goto('/chat')
+  await askInChat(admin, 'How do I roll back a deploy with kubectl?')
+  const answer = admin.locator('[data-testid="answer"][data-status="done"]')
+  await answer.waitFor()
+  const text = await answer.textContent()
+  assert.equal(text.match(/no answer model is configured/g)?.length, 1, 'the notice, once')
+  assert.equal(await answer.locator('blockquote').first().locator('strong').textContent(), 'Extractive answer:')
+  assert.doesNotMatch(text, /\*\*|^#/m, 'Markdown rendered, not shown')
+  assert.ok((await answer.getByRole('link', { name: /^Source \d+:/ }).count()) > 0, 'citation chips')
+  await screens.shoot(admin, 'chat-extractive')
+})
+
+scenario('a gap shows on the dashboard after an unanswerable question, and none after a search emptied by a filter', async (screens) => {
+  await ensureLibrary()
+  const call = await adminApi()
+  // Words no document here has (hash embeddings: random ones can collide with a document's by
+  // chance, these do not with the documents the tests make); the search test asks them too.
+  const unanswerable = 'zygomorphic quokka xylograph'
+  assert.deepEqual((await call('POST', '/api/search', { query: unanswerable })).body.hits, [])
+  const filtered = await call('POST', '/api/search', { query: 'kubectl rollout status web', tags: ['nosuchtag'] })
+  assert.deepEqual(filtered.body.hits, [])
+
+  const admin = await screens.adminPage()
+  await admin.goto('/dashboard')
+  await admin.getByRole('heading', { name: 'Dashboard' }).waitFor()
+  const gaps = admin.getByRole('list', { name: 'Gaps' })
+  const gap = gaps.getByTestId('gap').filter({ hasText: unanswerable })
+  await gap.waitFor()
+  assert.equal(await gaps.getByTestId('gap').filter({ hasText: 'kubectl rollout status web' }).count(), 0)
+  assert.ok(Number(await admin.getByTestId('figure-documents').textContent()) >= 3)
+  await admin.getByRole('list', { name: 'Activity' }).waitFor()
+  await screens.shoot(admin, 'dashboard')
+  assert.deepEqual(await overflows(admin), [])
+
+  await gap.getByRole('button', { name: 'Write this doc' }).click()
+  assert.equal(await admin.getByLabel('Title', { exact: true }).inputValue(), unanswerable)
+  assert.match(await admin.getByLabel('Content (Markdown)').inputValue(), /## Short answer/)
+  await admin.keyboard.press('Escape')
+  await gap.getByRole('button', { name: /Dismiss/ }).click()
+  await eventually(async () => { assert.equal(await gap.count(), 0) })
+
+  // The filtered search said so in the app too.
+  await admin.goto('/search?q=kubectl%20rollout%20status%20web&tag=nosuchtag')
+  await admin.getByRole('heading', { name: 'No document matches these filters' }).waitFor()
+})
+
+scenario('search keeps identifiers whole and groups hits by document; the screens fit a laptop and a phone', async (screens) => {
+  const { runbookId } = await ensureLibrary()
+  const call = await adminApi()
+  await created(call('POST', '/api/documents', {
+    title: 'Signing keys',
+    content: '# Signing keys\n\nSet KEY_ID to the key in use, and CORPUS_OPEN_SIGNUP to false.\n\n## Rotation\n\nA new KEY_ID every quarter.\n',
+  }))
+  const admin = await screens.adminPage()
+  await admin.goto('/search?q=KEY_ID')
+  const hit = admin.getByTestId('search-hit').filter({ hasText: 'Signing keys' })
+  await hit.waitFor()
+  assert.match(await hit.getByTestId('snippet').textContent(), /KEY_ID/)
+  assert.deepEqual(await overflows(admin), [])
+
+  await admin.goto(`/documents/${runbookId}`)
+  await admin.getByRole('heading', { level: 1, name: 'Deploy runbook' }).waitFor()
+  assert.deepEqual(await overflows(admin), [])
+  // The drawer's content fits the drawer.
+  await admin.getByRole('button', { name: 'Ask about this doc' }).click()
+  const drawer = admin.getByRole('dialog')
+  await drawer.getByLabel('Your question').waitFor()
+  const [inner, outer] = await drawer.evaluate((el) => [el.scrollWidth, el.clientWidth])
+  assert.ok(inner <= outer, `the drawer's content is ${inner}px in ${outer}px`)
+  await screens.shoot(admin, 'ask-drawer')
+
+  await admin.goto('/chat')
+  await admin.getByLabel('Your question').waitFor()
+  assert.deepEqual(await overflows(admin), [])
+  // On a phone the conversation comes first, and the list when asked for.
+  await admin.setViewportSize({ width: 390, height: 844 })
+  await admin.getByLabel('Your question').waitFor()
+  await admin.getByRole('button', { name: 'All chats' }).click()
+  await admin.getByRole('button', { name: 'New chat' }).click()
+  await admin.getByLabel('Your question').waitFor()
 })
 
 for (const { name, body } of inTestOrder(scenarios)) {

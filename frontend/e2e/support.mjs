@@ -87,8 +87,9 @@ export async function eventually(check, timeoutMs = STEP_TIMEOUT_MS) {
   }
 }
 
-/** `corpus serve` on a free port, in a data folder of its own; stopped by `stop()`. */
-export async function startCorpus() {
+/** `corpus serve` on a free port, in a data folder of its own; stopped by `stop()`. `env`
+ *  adds settings (a model: `modelSettings(model.url)`). */
+export async function startCorpus({ env = {} } = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'corpus-browser-'))
   const port = await freePort()
   const url = `http://127.0.0.1:${port}`
@@ -105,6 +106,7 @@ export async function startCorpus() {
       ANSWER_PROVIDER: 'none',
       CORPUS_LOG_LEVEL: 'WARNING',
       CORPUS_STATIC_DIR: join(ROOT, 'frontend', 'dist'),
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -142,6 +144,109 @@ export async function startCorpus() {
     },
   }
 }
+
+/** The settings that point a server at a model server of `startModel`. */
+export function modelSettings(modelUrl) {
+  return { ANSWER_PROVIDER: 'openai', OPENAI_BASE_URL: `${modelUrl}/v1`, ANSWER_MODEL: 'scripted' }
+}
+
+function readBody(request) {
+  return new Promise((ok, fail) => {
+    const parts = []
+    request.on('data', (part) => parts.push(part))
+    request.on('end', () => { ok(Buffer.concat(parts).toString('utf8')) })
+    request.on('error', fail)
+  })
+}
+
+function textOf(message) {
+  if (typeof message?.content === 'string') return message.content
+  if (Array.isArray(message?.content)) return message.content.map((part) => part.text ?? '').join('')
+  return ''
+}
+
+/**
+ * A scripted OpenAI-compatible model on 127.0.0.1, as a model that reads its tools' results
+ * would answer: offered `search_corpus` and not yet given a result, it searches `SEARCHED`;
+ * then it answers `ANSWER`, citing the first passage, streamed in pieces. A question that says
+ * "hold" is answered only after `release()` (so a test sees the steps before the answer); one
+ * that says "forever" streams a first token and then nothing until its caller goes (so a test
+ * can stop it). `requests` counts the completions asked for.
+ */
+export async function startModel() {
+  let held = []
+  // Releases asked for before the answer they release was asked for (a test sees the steps
+  // before the model is asked to answer): the next held answer goes at once.
+  let released = 0
+  const model = { requests: 0, open: 0 }
+  const server = createServer(async (request, response) => {
+    if (request.method !== 'POST' || !request.url.endsWith('/chat/completions')) {
+      response.writeHead(404).end()
+      return
+    }
+    const body = JSON.parse(await readBody(request))
+    model.requests += 1
+    const messages = body.messages ?? []
+    const question = textOf(messages.findLast((m) => m.role === 'user'))
+    const searches = (body.tools ?? []).some((tool) => tool.function?.name === 'search_corpus')
+    const searched = messages.some((m) => m.role === 'tool')
+    const chunk = (delta, finish = null) =>
+      `data: ${JSON.stringify({
+        id: 'chatcmpl-1',
+        object: 'chat.completion.chunk',
+        created: 0,
+        model: 'scripted',
+        choices: [{ index: 0, delta, finish_reason: finish }],
+      })}\n\n`
+    response.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' })
+    if (searches && !searched) {
+      response.write(chunk({
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'search_corpus', arguments: JSON.stringify({ query: SEARCHED }) } }],
+      }))
+      response.write(chunk({}, 'tool_calls'))
+      response.end('data: [DONE]\n\n')
+      return
+    }
+    if (/\bhold\b/i.test(question)) {
+      if (released > 0) released -= 1
+      else await new Promise((ok) => held.push(ok))
+    }
+    response.write(chunk({ role: 'assistant', content: '' }))
+    if (/\bforever\b/i.test(question)) {
+      model.open += 1
+      response.write(chunk({ content: 'Still thinking about it' }))
+      response.on('close', () => { model.open -= 1 })
+      return
+    }
+    for (const piece of ANSWER.match(/.{1,12}/gs) ?? []) response.write(chunk({ content: piece }))
+    response.write(chunk({}, 'stop'))
+    response.end('data: [DONE]\n\n')
+  })
+  const port = await freePort()
+  await new Promise((ok) => server.listen(port, '127.0.0.1', ok))
+  return {
+    url: `http://127.0.0.1:${port}`,
+    model,
+    /** Answer the question held (or, when none is held yet, the next one that says "hold"). */
+    release() {
+      if (held.length === 0) {
+        released += 1
+        return
+      }
+      for (const ok of held) ok()
+      held = []
+    },
+    close: () => {
+      server.closeAllConnections()
+      return new Promise((ok) => server.close(ok))
+    },
+  }
+}
+
+export const SEARCHED = 'roll back a deploy kubectl rollout'
+export const ANSWER = 'Roll back with **make rollback VERSION=previous**, then watch `kubectl rollout status` [1].'
 
 /** A stand-in for an MCP client's redirect URI: it answers every request with 200. */
 export async function startCallback() {
@@ -293,6 +398,26 @@ export async function shoot(page, name, findings) {
   }
   await page.emulateMedia({ colorScheme: 'light' })
   await page.setViewportSize(VIEWPORTS.desktop)
+}
+
+// The sizes a screen must fit without sideways scrolling (issue #30): a laptop and a phone.
+export const FIT_SIZES = [
+  { width: 1440, height: 900 },
+  { width: 390, height: 844 },
+]
+
+/** The sizes at which the page scrolls sideways (`scrollWidth` past `innerWidth`), measured as
+ *  the screen is now; none, when it fits. */
+export async function overflows(page) {
+  const found = []
+  for (const size of FIT_SIZES) {
+    await page.setViewportSize(size)
+    await settle(page)
+    const [scroll, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth])
+    if (scroll > inner) found.push(`${size.width}×${size.height}: ${scroll}px wide`)
+  }
+  await page.setViewportSize(VIEWPORTS.desktop)
+  return found
 }
 
 /** A minimal valid PDF with one page of text (Helvetica), its xref computed. */

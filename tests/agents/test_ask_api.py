@@ -133,7 +133,7 @@ async def test_with_no_model_the_answer_is_extractive_with_citations(world: Worl
     assert [name for name, _ in events] == ["mode", "step", "done"]
     done = events[-1][1]
     assert done["extractive"] is True
-    assert done["answer"].startswith("Extractive answer: no answer model is configured")
+    assert done["answer"].count("no answer model is configured") == 1
     assert done["citations"]
     assert done["citations"][0]["title"] == "Retry policy"
 

@@ -230,11 +230,28 @@ MATRIX: list[tuple[str, Request, tuple[int, int, int, int, int, int]]] = [
         (401, 404, 404, 404, 404, 401),
     ),
     (
+        "PATCH /api/chats/{chat_id}",
+        fixed("PATCH", f"/api/chats/{uuid.uuid4()}", {"title": "Renamed"}),
+        (401, 404, 404, 404, 404, 401),
+    ),
+    (
         "DELETE /api/chats/{chat_id}",
         fixed("DELETE", f"/api/chats/{uuid.uuid4()}"),
         (401, 404, 404, 404, 404, 401),
     ),
     ("GET /api/gaps", fixed("GET", "/api/gaps"), (401, 403, 403, 200, 403, 401)),
+    # No open gap has this question: an admin is told so, anyone else may not dismiss.
+    (
+        "POST /api/gaps/dismiss",
+        fixed("POST", "/api/gaps/dismiss", {"question": f"no such gap {uuid.uuid4()}"}),
+        (401, 403, 403, 404, 403, 401),
+    ),
+    ("GET /api/dashboard", fixed("GET", "/api/dashboard"), (401, 200, 200, 200, 200, 401)),
+    (
+        "GET /api/dashboard/activity",
+        fixed("GET", "/api/dashboard/activity"),
+        (401, 200, 200, 200, 200, 401),
+    ),
     ("GET /api/policy", fixed("GET", "/api/policy"), (401, 200, 200, 200, 200, 401)),
     (
         "PUT /api/policy/personas/{slug}",
@@ -409,8 +426,12 @@ BOUND_ADMIN: dict[str, int] = {
     "POST /api/ask": 200,
     "GET /api/chats": 200,
     "GET /api/chats/{chat_id}": 404,
+    "PATCH /api/chats/{chat_id}": 404,
     "DELETE /api/chats/{chat_id}": 404,
     "GET /api/gaps": 403,  # every workspace's questions
+    "POST /api/gaps/dismiss": 403,
+    "GET /api/dashboard": 200,
+    "GET /api/dashboard/activity": 200,
     "GET /api/policy": 200,
     "PUT /api/policy/personas/{slug}": 403,
     "DELETE /api/policy/personas/{slug}": 403,

@@ -9,7 +9,7 @@ import { NotFoundRoute } from '@/app/routes/not-found'
 import { SearchRoute } from '@/app/routes/search'
 import { Shell } from '@/app/shell'
 
-/** API.md's "Web app routes" (part 1: the rest arrive with their screens). */
+/** API.md's "Web app routes" (the admin screens arrive with their own issue). */
 export const routes: RouteObject[] = [
   { path: '/setup', element: <SetupRoute /> },
   { path: '/login', element: <LoginRoute /> },
@@ -18,7 +18,17 @@ export const routes: RouteObject[] = [
     element: <Shell />,
     children: [
       { index: true, element: <HomeRoute /> },
+      {
+        path: 'chat/:id?',
+        // Answers are Markdown: the pipeline loads with the chat.
+        lazy: async () => ({ Component: (await import('@/app/routes/chat')).ChatRoute }),
+      },
       { path: 'search', element: <SearchRoute /> },
+      {
+        path: 'dashboard',
+        // The charts bring their library: loaded when first opened.
+        lazy: async () => ({ Component: (await import('@/app/routes/dashboard')).DashboardRoute }),
+      },
       { path: 'documents', element: <DocumentsRoute /> },
       {
         path: 'documents/:id',

@@ -2,9 +2,11 @@ import {
   BookMarked,
   FileText,
   Home,
+  LayoutDashboard,
   LoaderCircle,
   LogOut,
   Menu,
+  MessagesSquare,
   PanelLeftClose,
   PanelLeftOpen,
   Search,
@@ -37,9 +39,11 @@ import { cn } from '@/lib/cn'
 import { AuthFrame } from './routes/auth-frame'
 
 const NAV = [
+  { to: '/chat', label: 'Chat', icon: MessagesSquare, end: false },
   { to: '/', label: 'Home', icon: Home, end: true },
   { to: '/search', label: 'Search', icon: Search, end: false },
   { to: '/documents', label: 'Documents', icon: FileText, end: false },
+  { to: '/dashboard', label: 'Dashboard', icon: LayoutDashboard, end: false },
 ]
 
 const COLLAPSED_KEY = 'corpus.sidebar.collapsed'

@@ -4,7 +4,7 @@ import { useNavigate, useOutletContext, useParams } from 'react-router'
 
 import { Button } from '@/components/ui/button'
 import { Dialog, DialogContent, DialogDescription, DialogHeader, DialogTitle } from '@/components/ui/dialog'
-import { AskPanel } from '@/features/ask/components/ask-panel'
+import { Conversation } from '@/features/ask/components/conversation'
 import type { Me } from '@/features/auth/api/get-me'
 import { useDocument } from '@/features/documents/api/documents'
 import { DocumentViewer } from '@/features/documents/components/document-viewer'
@@ -34,14 +34,14 @@ export function DocumentRoute() {
         }
       />
       <Dialog open={asking} onOpenChange={setAsking}>
-        <DialogContent side="right">
-          <DialogHeader className="border-b p-5">
+        <DialogContent side="right" className="max-w-lg min-w-0 overflow-hidden">
+          <DialogHeader className="min-w-0 border-b p-5">
             <DialogTitle>Ask about this doc</DialogTitle>
             <DialogDescription className="truncate">{document.data?.title}</DialogDescription>
           </DialogHeader>
-          <AskPanel
+          <Conversation
             documentId={id}
-            title={document.data?.title ?? 'this document'}
+            documentTitle={document.data?.title ?? 'this document'}
             canSaveNotes={canWrite(me)}
           />
         </DialogContent>

@@ -32,7 +32,10 @@ export function HomeRoute() {
           Good to see you{me.display_name ? `, ${me.display_name.split(' ')[0] ?? ''}` : ''}
         </h1>
         <p className="text-sm text-muted-foreground">
-          Search what your team and its agents know, by meaning or by exact words.
+          Search what your team and its agents know, by meaning or by exact words,{' '}
+          <Link to="/chat" className="text-primary underline underline-offset-4">ask it in a chat</Link>, or see it
+          all on the{' '}
+          <Link to="/dashboard" className="text-primary underline underline-offset-4">dashboard</Link>.
         </p>
         <form role="search" onSubmit={submit} className="relative mx-auto w-full max-w-xl">
           <Search className="pointer-events-none absolute top-1/2 left-3 size-4 -translate-y-1/2 text-muted-foreground" aria-hidden="true" />

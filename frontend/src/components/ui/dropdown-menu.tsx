@@ -1,4 +1,5 @@
 import { DropdownMenu as M } from 'radix-ui'
+import { Check } from 'lucide-react'
 import type { ComponentProps } from 'react'
 
 import { cn } from '@/lib/cn'
@@ -50,4 +51,28 @@ export function DropdownMenuLabel({ className, ...props }: ComponentProps<typeof
 
 export function DropdownMenuSeparator({ className, ...props }: ComponentProps<typeof M.Separator>) {
   return <M.Separator className={cn('-mx-1 my-1 h-px bg-border', className)} {...props} />
+}
+
+export function DropdownMenuCheckboxItem({
+  className,
+  children,
+  ...props
+}: ComponentProps<typeof M.CheckboxItem>) {
+  return (
+    <M.CheckboxItem
+      className={cn(
+        'relative flex cursor-default items-center gap-2 rounded-md py-1.5 pr-2 pl-7 text-sm outline-none select-none',
+        'data-[highlighted]:bg-muted data-[disabled]:pointer-events-none data-[disabled]:opacity-50',
+        className,
+      )}
+      {...props}
+    >
+      <span className="absolute left-2 flex size-3.5 items-center justify-center">
+        <M.ItemIndicator>
+          <Check className="size-3.5" aria-hidden="true" />
+        </M.ItemIndicator>
+      </span>
+      {children}
+    </M.CheckboxItem>
+  )
 }

@@ -611,7 +611,11 @@ export interface paths {
         delete: operations["deleteChat"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Update Chat
+         * @description Rename one of your chats.
+         */
+        patch: operations["updateChat"];
         trace?: never;
     };
     "/api/gaps": {
@@ -628,6 +632,66 @@ export interface paths {
         get: operations["listGaps"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dashboard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Dashboard
+         * @description The corpus at a glance: figures, the last 30 days, composition and agents' activity.
+         */
+        get: operations["getDashboard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dashboard/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Activity
+         * @description The latest uploads, edits, questions, sign-ins and keys minted that you may see.
+         */
+        get: operations["getActivity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/gaps/dismiss": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Dismiss Gap
+         * @description Dismiss a documentation gap until one of its questions is asked again.
+         */
+        post: operations["dismissGap"];
         delete?: never;
         options?: never;
         head?: never;
@@ -848,6 +912,58 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** Activity */
+        Activity: {
+            /** Items */
+            items: components["schemas"]["ActivityItem"][];
+        };
+        /** ActivityItem */
+        ActivityItem: {
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "upload" | "edit" | "question" | "search" | "sign_in" | "key_minted";
+            /** Actor */
+            actor: string | null;
+            /** Actor Kind */
+            actor_kind: ("human" | "agent") | null;
+            /** Subject */
+            subject: string;
+            /** Document Id */
+            document_id?: string | null;
+        };
+        /**
+         * AgentActivity
+         * @description An agent's use of the corpus: an agent account (its keys) or an OAuth app (acting for
+         *     the people who connected it).
+         */
+        AgentActivity: {
+            /** Id */
+            id: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "account" | "oauth_app";
+            /** Name */
+            name: string;
+            /** Keys */
+            keys: number;
+            /** People */
+            people: number;
+            /** Searches */
+            searches: number | null;
+            /** Questions */
+            questions: number | null;
+            /** Last Seen At */
+            last_seen_at: string | null;
+        };
         /** ApiKey */
         ApiKey: {
             /**
@@ -1062,6 +1178,14 @@ export interface components {
              */
             created_at: string;
         };
+        /** ChatUpdate */
+        ChatUpdate: {
+            /**
+             * Title
+             * @description The chat's new title (1 to 120 characters, trimmed).
+             */
+            title: string;
+        };
         /** ChatWithMessages */
         ChatWithMessages: {
             /**
@@ -1265,6 +1389,36 @@ export interface components {
              */
             top_k: number;
         };
+        /** Dashboard */
+        Dashboard: {
+            figures: components["schemas"]["Figures"];
+            /** Days */
+            days: components["schemas"]["Day"][];
+            /** By Workspace */
+            by_workspace: components["schemas"]["WorkspaceShare"][];
+            /** By Tag */
+            by_tag: components["schemas"]["TagShare"][];
+            /** Agents */
+            agents: components["schemas"]["AgentActivity"][];
+        };
+        /**
+         * Day
+         * @description One day (UTC) of use: documents added (that the caller may see), searches and questions
+         *     (everyone's for those who read the gaps, else the caller's own).
+         */
+        Day: {
+            /**
+             * Day
+             * Format: date
+             */
+            day: string;
+            /** Uploads */
+            uploads: number;
+            /** Searches */
+            searches: number;
+            /** Questions */
+            questions: number;
+        };
         /** Document */
         Document: {
             /**
@@ -1451,6 +1605,23 @@ export interface components {
             reason: string;
         };
         /**
+         * Figures
+         * @description What the caller may see: documents, their chunks and workspaces; accounts of people and
+         *     of agents (active ones).
+         */
+        Figures: {
+            /** Documents */
+            documents: number;
+            /** Chunks */
+            chunks: number;
+            /** Workspaces */
+            workspaces: number;
+            /** People */
+            people: number;
+            /** Agents */
+            agents: number;
+        };
+        /**
          * Gap
          * @description Questions of similar wording that found nothing: how often, by how many people, and
          *     through how many agents (API keys and OAuth clients; none for the browser).
@@ -1474,6 +1645,14 @@ export interface components {
             last_asked_at: string;
             /** Examples */
             examples: string[];
+        };
+        /** GapDismissal */
+        GapDismissal: {
+            /**
+             * Question
+             * @description The gap's question, as GET /api/gaps names it.
+             */
+            question: string;
         };
         /** Gaps */
         Gaps: {
@@ -1866,6 +2045,13 @@ export interface components {
              */
             detail: string;
         };
+        /** TagShare */
+        TagShare: {
+            /** Tag */
+            tag: string;
+            /** Documents */
+            documents: number;
+        };
         /** TemporaryPassword */
         TemporaryPassword: {
             /** Temporary Password */
@@ -2062,6 +2248,15 @@ export interface components {
              * @description The bearer the remote server expects; stored encrypted, never shown again. Every reader of this workspace searches with it and sees what it sees: use a key of a dedicated agent account that sees only what all of them may see.
              */
             remote_token?: string | null;
+        };
+        /** WorkspaceShare */
+        WorkspaceShare: {
+            /** Workspace */
+            workspace: string;
+            /** Documents */
+            documents: number;
+            /** Chunks */
+            chunks: number;
         };
         /** WorkspaceUpdate */
         WorkspaceUpdate: {
@@ -4024,6 +4219,8 @@ export interface operations {
             query?: {
                 limit?: number;
                 cursor?: string | null;
+                /** @description Only chats whose title contains this. */
+                q?: string | null;
             };
             header?: never;
             path?: never;
@@ -4183,6 +4380,77 @@ export interface operations {
             };
         };
     };
+    updateChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                chat_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChatUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            /** @description No valid credential was presented. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such resource, or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is over the server's limit for it. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The input is invalid. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     listGaps: {
         parameters: {
             query?: never;
@@ -4212,6 +4480,160 @@ export interface operations {
             };
             /** @description The caller may not do this. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getDashboard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            /** @description No valid credential was presented. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getActivity: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Activity"];
+                };
+            };
+            /** @description No valid credential was presented. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    dismissGap: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GapDismissal"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid credential was presented. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such resource, or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is over the server's limit for it. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The input is invalid. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,35 +1,40 @@
-import { useCallback, useRef, useState } from 'react'
+import { useCallback, useEffect, useRef, useState } from 'react'
 
 import { ApiError } from '@/lib/api-client'
 
 import { ask, type AskEvent, type AskRequest, type Citation, type Step } from './ask'
 
 export type AskState = {
-  status: 'idle' | 'streaming' | 'done' | 'error'
+  status: 'idle' | 'streaming' | 'done' | 'stopped' | 'error'
   mode: string | null
+  /** Why the server chose `mode` (said when the asker left it to Auto). */
+  reason: string | null
   steps: Step[]
   text: string
   citations: Citation[]
   extractive: boolean
   fellBack: boolean
+  chatId: string | null
   error: { code: string; message: string } | null
 }
 
-const IDLE: AskState = {
+export const IDLE: AskState = {
   status: 'idle',
   mode: null,
+  reason: null,
   steps: [],
   text: '',
   citations: [],
   extractive: false,
   fellBack: false,
+  chatId: null,
   error: null,
 }
 
 export function reduce(state: AskState, event: AskEvent): AskState {
   switch (event.event) {
     case 'mode':
-      return { ...state, mode: event.data.mode }
+      return { ...state, mode: event.data.mode, reason: event.data.reason }
     case 'step':
       return { ...state, steps: [...state.steps, event.data] }
     case 'token':
@@ -44,34 +49,64 @@ export function reduce(state: AskState, event: AskEvent): AskState {
         mode: event.data.mode,
         extractive: event.data.extractive,
         fellBack: event.data.fell_back,
+        chatId: event.data.chat_id,
       }
     case 'error':
       return { ...state, status: 'error', error: event.data }
   }
 }
 
-/** One question at a time: a new one (or stop) aborts the stream in flight. */
-export function useAsk() {
-  const [state, setState] = useState<AskState>(IDLE)
-  const controller = useRef<AbortController | null>(null)
+/** One question of a conversation and what has come of it so far. `base` is how many of the
+ *  chat's stored messages came before it. */
+export type Turn = { id: number; question: string; base: number; state: AskState }
 
-  const start = useCallback(async (input: AskRequest) => {
+/** The turns asked on this page, the last one possibly streaming. Asking again (or stopping)
+ *  aborts the stream in flight; stopping aborts the request, and the server cancels the run
+ *  when its client goes. `onDone` hears each finished answer (with its chat's id). */
+export function useConversation({ onDone }: { onDone?: (state: AskState) => void } = {}) {
+  const [turns, setTurns] = useState<Turn[]>([])
+  const controller = useRef<AbortController | null>(null)
+  const nextId = useRef(0)
+  const done = useRef(onDone)
+  useEffect(() => {
+    done.current = onDone
+  }, [onDone])
+  // A conversation that leaves the page stops its run.
+  useEffect(() => () => controller.current?.abort(), [])
+
+  const start = useCallback(async (input: AskRequest, base: number) => {
     controller.current?.abort()
     const current = new AbortController()
     controller.current = current
-    setState({ ...IDLE, status: 'streaming' })
+    const id = nextId.current++
+    const update = (change: (state: AskState) => AskState) => {
+      setTurns((previous) =>
+        previous.map((turn) => (turn.id === id ? { ...turn, state: change(turn.state) } : turn)),
+      )
+    }
+    setTurns((previous) => [
+      ...previous,
+      { id, question: input.question, base, state: { ...IDLE, status: 'streaming' } },
+    ])
+    let last: AskState = { ...IDLE, status: 'streaming' }
     try {
       for await (const event of await ask(input, current.signal)) {
-        setState((previous) => reduce(previous, event))
+        last = reduce(last, event)
+        const next = last
+        update(() => next)
       }
-      setState((previous) =>
-        previous.status === 'streaming'
-          ? { ...previous, status: 'error', error: { code: 'incomplete', message: 'The answer stopped before it was finished.' } }
-          : previous,
-      )
+      if (last.status === 'streaming') {
+        update((previous) => ({
+          ...previous,
+          status: 'error',
+          error: { code: 'incomplete', message: 'The answer stopped before it was finished.' },
+        }))
+      } else if (last.status === 'done') {
+        done.current?.(last)
+      }
     } catch (error) {
       if (current.signal.aborted) return
-      setState((previous) => ({
+      update((previous) => ({
         ...previous,
         status: 'error',
         error:
@@ -84,8 +119,13 @@ export function useAsk() {
 
   const stop = useCallback(() => {
     controller.current?.abort()
-    setState((previous) => (previous.status === 'streaming' ? { ...previous, status: 'done' } : previous))
+    setTurns((previous) =>
+      previous.map((turn) =>
+        turn.state.status === 'streaming' ? { ...turn, state: { ...turn.state, status: 'stopped' } } : turn,
+      ),
+    )
   }, [])
 
-  return { state, start, stop }
+  const streaming = turns.some((turn) => turn.state.status === 'streaming')
+  return { turns, start, stop, streaming }
 }

@@ -74,7 +74,7 @@ export function DocumentViewer({
 
   const doc = document.data
   return (
-    <div className="grid gap-6 xl:grid-cols-[13rem_minmax(0,1fr)_16rem] xl:gap-10">
+    <div className="grid min-w-0 grid-cols-1 gap-6 xl:grid-cols-[13rem_minmax(0,1fr)_16rem] xl:gap-10">
       <aside className="hidden xl:block" aria-label="Table of contents">
         <div className="sticky top-20">
           <TableOfContents toc={rendered?.toc ?? []} />
@@ -151,7 +151,7 @@ export function DocumentViewer({
         </div>
       </article>
 
-      <aside className="grid content-start gap-6" aria-label="Around this document">
+      <aside className="grid min-w-0 content-start gap-6" aria-label="Around this document">
         <RelatedDocuments id={id} />
         <Backlinks id={id} />
         <Details document={doc} />

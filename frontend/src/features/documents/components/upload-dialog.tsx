@@ -55,16 +55,21 @@ function sizeLabel(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`
 }
 
+/** A document to start from (the dashboard's "write this doc"): the dialog opens on pasting. */
+export type Draft = { title: string; content: string }
+
 export function UploadDialog({
   open,
   onOpenChange,
   defaultWorkspace,
+  draft,
 }: {
   open: boolean
   onOpenChange: (open: boolean) => void
   defaultWorkspace?: string
+  draft?: Draft
 }) {
-  const [mode, setMode] = useState<'files' | 'paste'>('files')
+  const [mode, setMode] = useState<'files' | 'paste'>(draft ? 'paste' : 'files')
   return (
     <Dialog open={open} onOpenChange={onOpenChange}>
       <DialogContent className="max-w-2xl">
@@ -102,7 +107,7 @@ export function UploadDialog({
           mode === 'files' ? (
             <FilesForm defaultWorkspace={defaultWorkspace} onClose={() => { onOpenChange(false) }} />
           ) : (
-            <PasteForm defaultWorkspace={defaultWorkspace} onClose={() => { onOpenChange(false) }} />
+            <PasteForm defaultWorkspace={defaultWorkspace} draft={draft} onClose={() => { onOpenChange(false) }} />
           )
         ) : null}
       </DialogContent>
@@ -335,7 +340,15 @@ function FilesForm({ defaultWorkspace, onClose }: { defaultWorkspace?: string | 
   )
 }
 
-function PasteForm({ defaultWorkspace, onClose }: { defaultWorkspace?: string | undefined; onClose: () => void }) {
+function PasteForm({
+  defaultWorkspace,
+  draft,
+  onClose,
+}: {
+  defaultWorkspace?: string | undefined
+  draft?: Draft | undefined
+  onClose: () => void
+}) {
   const create = useCreateDocument()
   const [errors, setErrors] = useState<{ title?: string; content?: string; tags?: string }>({})
 
@@ -367,12 +380,13 @@ function PasteForm({ defaultWorkspace, onClose }: { defaultWorkspace?: string | 
     <form noValidate onSubmit={submit} className="grid gap-4" aria-label="Paste text">
       {create.isError ? <Alert variant="destructive">{errorMessage(create.error)}</Alert> : null}
       <Field id="paste-title" label="Title" error={errors.title}>
-        <Input id="paste-title" name="title" aria-invalid={errors.title ? true : undefined} />
+        <Input id="paste-title" name="title" defaultValue={draft?.title} aria-invalid={errors.title ? true : undefined} />
       </Field>
       <Field id="paste-content" label="Content (Markdown)" error={errors.content}>
         <Textarea
           id="paste-content"
           name="content"
+          defaultValue={draft?.content}
           className="min-h-40 font-mono text-xs"
           placeholder={'# Heading\n\nWrite or paste Markdown here.'}
           aria-invalid={errors.content ? true : undefined}

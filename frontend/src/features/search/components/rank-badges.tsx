@@ -3,55 +3,75 @@ import { cn } from '@/lib/cn'
 
 import type { SearchHit } from '../api/search'
 
-function RankBadge({ label, value, help, missing }: { label: string; value: string; help: string; missing: boolean }) {
+/** The app's one name for each idea the engine has a term of its own for. The API says
+ *  `dense`, `keyword` and `hybrid`, `vec_rank`, `kw_rank` and `score` (reciprocal rank
+ *  fusion); people read these words, and the engine's terms are in the tooltips. */
+export const WORDS = {
+  dense: 'Meaning',
+  keyword: 'Words',
+  hybrid: 'Meaning + words',
+  vecRank: 'meaning',
+  kwRank: 'words',
+  fused: 'fused',
+} as const
+
+function RankBadge({ label, value, help, missing, testId }: { label: string; value: string; help: string; missing: boolean; testId: string }) {
   return (
     <Tooltip content={help}>
       <span
         tabIndex={0}
-        data-testid={`rank-${label}`}
+        data-testid={testId}
         className={cn(
-          'inline-flex items-center gap-1 rounded-md border px-1.5 py-0.5 font-mono text-[11px] leading-4 focus-visible:ring-2 focus-visible:ring-ring focus-visible:outline-none',
+          'inline-flex items-center gap-1 rounded-md border px-1.5 py-0.5 text-[11px] leading-4 focus-visible:ring-2 focus-visible:ring-ring focus-visible:outline-none',
           missing ? 'border-dashed text-muted-foreground' : 'bg-muted/60 text-foreground',
         )}
       >
         <span className="text-muted-foreground">{label}</span>
-        {value}
+        <span className="font-mono">{value}</span>
       </span>
     </Tooltip>
   )
 }
 
-/** Why a hit ranked: its place in the dense list, in the keyword list, and the fused score. */
+/** Why a hit ranked, in plain words: its place among the passages nearest in meaning, among
+ *  those matching the words, and the two combined — shown only when both halves found it (a
+ *  passage one half alone found has no fusion to speak of). */
 export function RankBadges({ hit }: { hit: SearchHit }) {
-  const similarity = hit.similarity === null ? '' : ` (cosine similarity ${hit.similarity.toFixed(3)})`
+  const similarity = hit.similarity === null ? '' : `, cosine similarity ${hit.similarity.toFixed(3)}`
+  const both = hit.vec_rank !== null && hit.kw_rank !== null
   return (
     <div className="flex flex-wrap items-center gap-1.5" aria-label="Ranks">
       <RankBadge
-        label="vec"
+        testId="rank-vec"
+        label={`matched ${WORDS.vecRank}`}
         value={hit.vec_rank === null ? '—' : `#${hit.vec_rank}`}
         missing={hit.vec_rank === null}
         help={
           hit.vec_rank === null
-            ? 'Meaning search did not find this passage close enough to the question.'
-            : `Rank ${hit.vec_rank} by meaning: embedding nearness to the question${similarity}.`
+            ? 'Not among the passages nearest in meaning to the question (dense search: vec_rank null).'
+            : `Rank ${hit.vec_rank} by meaning: how near its embedding is to the question's (dense search: vec_rank ${hit.vec_rank}${similarity}).`
         }
       />
       <RankBadge
-        label="kw"
+        testId="rank-kw"
+        label={`matched ${WORDS.kwRank}`}
         value={hit.kw_rank === null ? '—' : `#${hit.kw_rank}`}
         missing={hit.kw_rank === null}
         help={
           hit.kw_rank === null
-            ? 'Keyword search (BM25) did not match this passage.'
-            : `Rank ${hit.kw_rank} by keywords: BM25 over the words of the question.`
+            ? 'None of the question’s words matched here (keyword search: kw_rank null).'
+            : `Rank ${hit.kw_rank} by the question’s words (keyword search, BM25: kw_rank ${hit.kw_rank}).`
         }
       />
-      <RankBadge
-        label="rrf"
-        value={hit.score.toFixed(3)}
-        missing={false}
-        help="Reciprocal rank fusion: the two ranks combined, 1/(60+rank) each. Higher is better."
-      />
+      {both ? (
+        <RankBadge
+          testId="rank-rrf"
+          label={WORDS.fused}
+          value={hit.score.toFixed(3)}
+          missing={false}
+          help={`Both ranks combined: 1/(60 + rank) for each, summed (reciprocal rank fusion, score ${hit.score.toFixed(4)}). Higher ranks first.`}
+        />
+      ) : null}
     </div>
   )
 }

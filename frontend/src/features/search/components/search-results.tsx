@@ -14,12 +14,12 @@ import { useWorkspaces } from '@/lib/workspaces'
 
 import { useSearch, type SearchHit, type SearchMode } from '../api/search'
 import { excerpt, highlight } from '../lib/highlight'
-import { RankBadges } from './rank-badges'
+import { RankBadges, WORDS } from './rank-badges'
 
 const MODES: { value: SearchMode; label: string; help: string }[] = [
-  { value: 'hybrid', label: 'Hybrid', help: 'Meaning and keywords, fused' },
-  { value: 'dense', label: 'Meaning', help: 'Embeddings only' },
-  { value: 'keyword', label: 'Keywords', help: 'BM25 only' },
+  { value: 'hybrid', label: WORDS.hybrid, help: 'Passages near in meaning and passages with the words, combined (hybrid)' },
+  { value: 'dense', label: WORDS.dense, help: 'Passages near in meaning, by their embeddings (dense)' },
+  { value: 'keyword', label: WORDS.keyword, help: 'Passages with the question’s words (keyword, BM25)' },
 ]
 
 function modeOf(value: string | null): SearchMode {
@@ -120,9 +120,8 @@ export function SearchResults() {
 
       {!query ? (
         <EmptyState icon={FileSearch} title="Search what your team knows">
-          Hybrid search finds passages by meaning and by exact words, and shows how each ranked:
-          <span className="font-mono"> vec</span> for meaning, <span className="font-mono">kw</span> for
-          keywords, <span className="font-mono">rrf</span> for the two fused.
+          Search finds passages by meaning and by their exact words, and shows how each ranked on
+          both; a document’s best passage comes first, with its other matches under it.
         </EmptyState>
       ) : search.isError ? (
         <Alert variant="destructive">Search failed: {errorMessage(search.error)}</Alert>
@@ -137,16 +136,23 @@ export function SearchResults() {
           ))}
         </div>
       ) : search.data.hits.length === 0 ? (
-        <EmptyState icon={SearchX} title="Nothing relevant found">
-          No passage came close enough to “{query}” to be worth showing — rather than show
-          weak matches, Corpus shows none. The question is noted as a documentation gap. Try
-          other words, another mode, or fewer filters.
-        </EmptyState>
+        workspace || tag ? (
+          <EmptyState icon={SearchX} title="No document matches these filters">
+            Nothing in {workspace ? `the workspace “${workspace}”` : 'any workspace'}
+            {tag ? ` tagged “${tag}”` : ''} answers “{query}”. Try without the filters.
+          </EmptyState>
+        ) : (
+          <EmptyState icon={SearchX} title="Nothing relevant found">
+            No passage came close enough to “{query}” to be worth showing — rather than show
+            weak matches, Corpus shows none. The question is noted as a documentation gap. Try
+            other words or another mode.
+          </EmptyState>
+        )
       ) : (
         <ol className={cn('grid gap-3', search.isPlaceholderData && 'opacity-60')} aria-label="Results">
-          {search.data.hits.map((hit) => (
-            <li key={hit.chunk_id}>
-              <Hit hit={hit} />
+          {byDocument(search.data.hits).map(([best, ...more]) => (
+            <li key={best.chunk_id}>
+              <Hit hit={best} more={more} />
             </li>
           ))}
         </ol>
@@ -155,7 +161,28 @@ export function SearchResults() {
   )
 }
 
-function Hit({ hit }: { hit: SearchHit }) {
+/** The hits grouped by document, each group in the order of its best hit. */
+export function byDocument(hits: SearchHit[]): [SearchHit, ...SearchHit[]][] {
+  const groups = new Map<string, [SearchHit, ...SearchHit[]]>()
+  for (const hit of hits) {
+    const group = groups.get(hit.document_id)
+    if (group) group.push(hit)
+    else groups.set(hit.document_id, [hit])
+  }
+  return [...groups.values()]
+}
+
+function Snippet({ hit }: { hit: SearchHit }) {
+  return (
+    <>
+      {highlight(excerpt(hit.text, hit.matched_terms), hit.matched_terms).map((part, i) =>
+        part.match ? <mark key={i}>{part.text}</mark> : <Fragment key={i}>{part.text}</Fragment>,
+      )}
+    </>
+  )
+}
+
+function Hit({ hit, more }: { hit: SearchHit; more: SearchHit[] }) {
   const oneHalf = hit.vec_rank === null || hit.kw_rank === null
   return (
     <article
@@ -164,7 +191,7 @@ function Hit({ hit }: { hit: SearchHit }) {
     >
       <div className="flex flex-wrap items-start justify-between gap-2">
         <div className="grid min-w-0 gap-1">
-          <h2 className="text-base font-semibold">
+          <h2 className="text-base font-semibold break-words">
             <Link to={`/documents/${hit.document_id}#chunk-${hit.chunk_id}`} className="hover:underline">
               {hit.title}
             </Link>
@@ -182,17 +209,38 @@ function Hit({ hit }: { hit: SearchHit }) {
         <div className="flex items-center gap-2">
           {oneHalf ? (
             <span className="text-[11px] text-muted-foreground">
-              {hit.vec_rank === null ? 'keywords only' : 'meaning only'}
+              {hit.vec_rank === null ? 'by its words only' : 'by meaning only'}
             </span>
           ) : null}
           <RankBadges hit={hit} />
         </div>
       </div>
-      <p className="text-sm leading-6 text-muted-foreground">
-        {highlight(excerpt(hit.text, hit.matched_terms), hit.matched_terms).map((part, i) =>
-          part.match ? <mark key={i}>{part.text}</mark> : <Fragment key={i}>{part.text}</Fragment>,
-        )}
+      <p className="text-sm leading-6 break-words text-muted-foreground" data-testid="snippet">
+        <Snippet hit={hit} />
       </p>
+      {more.length ? (
+        <details className="group text-sm">
+          <summary className="flex cursor-pointer list-none items-center gap-1 text-xs font-medium text-muted-foreground select-none hover:text-foreground">
+            <ChevronRight className="size-3.5 transition-transform group-open:rotate-90" aria-hidden="true" />
+            {more.length} more in this document
+          </summary>
+          <ul className="mt-2 grid gap-2 border-l pl-3">
+            {more.map((other) => (
+              <li key={other.chunk_id} className="grid min-w-0 gap-0.5">
+                <Link
+                  to={`/documents/${other.document_id}#chunk-${other.chunk_id}`}
+                  className="truncate text-xs font-medium hover:underline"
+                >
+                  {other.heading_path.join(' › ') || other.title}
+                </Link>
+                <p className="line-clamp-2 text-xs leading-5 break-words text-muted-foreground">
+                  <Snippet hit={other} />
+                </p>
+              </li>
+            ))}
+          </ul>
+        </details>
+      ) : null}
     </article>
   )
 }

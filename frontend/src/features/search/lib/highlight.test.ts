@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
 
-import { excerpt, highlight, plain } from './highlight'
+import { plain } from '@/lib/markdown-text'
+
+import { excerpt, highlight } from './highlight'
 
 describe('highlight', () => {
   it('marks words that start with a matched lexeme, case aside', () => {
@@ -30,5 +32,12 @@ describe('plain', () => {
     expect(plain('## Rollback\n\nRun `make rollback`:\n\n```bash\nmake it\n```\n\n| a | b |\n| - | - |\n| [x](/d) | **y** |')).toBe(
       'Rollback Run make rollback: make it a b x y',
     )
+  })
+
+  it('keeps every character of identifiers, taking away only emphasis marks', () => {
+    expect(plain('Set `KEY_ID` and CORPUS_OPEN_SIGNUP, _really_ **now** or *soon*; __init__ too.')).toBe(
+      'Set KEY_ID and CORPUS_OPEN_SIGNUP, really now or soon; init too.',
+    )
+    expect(plain('- snake_case_name\n* a_b')).toBe('snake_case_name a_b')
   })
 })

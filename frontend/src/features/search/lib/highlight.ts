@@ -1,3 +1,5 @@
+import { plain } from '@/lib/markdown-text'
+
 /** A snippet cut into plain and matched parts. `terms` are the lexemes the keyword half matched
  *  (stemmed: "rollback", "deploy" for "deploying"), so a word matches when it starts with one. */
 export type Part = { text: string; match: boolean }
@@ -30,17 +32,4 @@ export function excerpt(text: string, terms: string[], size = 320): string {
   const start = Number.isFinite(first) ? Math.max(0, first - 80) : 0
   const cut = flat.slice(start, start + size)
   return `${start > 0 ? '… ' : ''}${cut.trim()}${start + size < flat.length ? ' …' : ''}`
-}
-
-/** A chunk's Markdown read as prose: no heading marks, fences, emphasis or table rules. */
-export function plain(markdown: string): string {
-  return markdown
-    .replace(/^```.*$/gm, ' ')
-    .replace(/^\s{0,3}#{1,6}\s+/gm, '')
-    .replace(/^\s*\|?[\s:|-]+\|[\s:|-]*$/gm, ' ')
-    .replace(/\|/g, ' ')
-    .replace(/[*_`]+/g, '')
-    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .replace(/\s+/g, ' ')
-    .trim()
 }

@@ -6,7 +6,7 @@ import { renderWithProviders } from '@/testing/render'
 import { stubApi } from '@/testing/stub-api'
 
 import { readEvents } from '../api/ask'
-import { AskPanel } from './ask-panel'
+import { Conversation } from './conversation'
 
 function stream(chunks: string[]): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder()
@@ -63,13 +63,13 @@ function sent(fetchMock: ReturnType<typeof stubApi>): Request[] {
 
 function renderPanel({ canSaveNotes = false }: { canSaveNotes?: boolean } = {}) {
   const router = createMemoryRouter(
-    [{ path: '/', element: <AskPanel documentId="d1" title="Runbook" canSaveNotes={canSaveNotes} /> }],
+    [{ path: '/', element: <Conversation documentId="d1" documentTitle="Runbook" canSaveNotes={canSaveNotes} /> }],
     { initialEntries: ['/'] },
   )
   return renderWithProviders(<RouterProvider router={router} />)
 }
 
-describe('AskPanel', () => {
+describe('Conversation scoped to a document', () => {
   it('asks about this document only and shows steps, the answer and its citation chips', async () => {
     const fetchMock = stubApi({ '/api/ask': { post: { status: 200, stream: SCRIPT } } })
     renderPanel()
@@ -85,12 +85,15 @@ describe('AskPanel', () => {
     expect(request?.headers.get('Accept')).toBe('text/event-stream')
     expect(await request?.json()).toEqual({
       question: 'How do I roll back?',
-      mode: 'fast',
+      mode: 'auto',
       document_ids: ['d1'],
       writes: 'off',
     })
-    expect(within(screen.getByRole('list', { name: 'Steps' })).getByText(/rollback/)).toBeInTheDocument()
-    const chip = within(answer).getByRole('link', { name: '1' })
+    // Once the answer is in, its steps fold into the trace.
+    expect(within(screen.getByRole('list', { name: 'Trace' })).getByText(/rollback/)).toBeInTheDocument()
+    expect(screen.getByTestId('mode')).toHaveTextContent('fast')
+    expect(screen.getByTestId('mode')).toHaveTextContent('asked')
+    const chip = within(answer).getByRole('link', { name: 'Source 1: Runbook' })
     expect(chip).toHaveAttribute('href', '/documents/d1#chunk-c7')
     expect(screen.getByRole('button', { name: 'Ask' })).toBeInTheDocument()
   })
@@ -119,9 +122,10 @@ describe('AskPanel', () => {
       },
     })
     await screen.findByRole('button', { name: 'Ask' })
+    fireEvent.change(screen.getByLabelText('Your question'), { target: { value: 'Why?' } })
     fireEvent.click(screen.getByRole('button', { name: 'Ask' }))
     await waitFor(() => {
-      expect(screen.getByRole('alert')).toHaveTextContent('No workspace left to search.')
+      expect(screen.getAllByRole('alert').at(-1)).toHaveTextContent('No workspace left to search.')
     })
   })
 
@@ -131,7 +135,11 @@ describe('AskPanel', () => {
         post: {
           status: 200,
           open: true,
-          stream: ['event: mode\ndata: {"mode": "fast", "reason": "asked"}\n\n', 'event: token\ndata: {"text": "Run make "}\n\n'],
+          stream: [
+            'event: mode\ndata: {"mode": "fast", "reason": "asked"}\n\n',
+            'event: step\ndata: {"kind": "search", "label": "search: \\"rollback\\"", "detail": "3 passages"}\n\n',
+            'event: token\ndata: {"text": "Run make "}\n\n',
+          ],
         },
       },
     })
@@ -141,8 +149,12 @@ describe('AskPanel', () => {
     const answer = await screen.findByTestId('answer')
     await waitFor(() => { expect(answer).toHaveTextContent('Run make') })
 
+    // While it streams, the steps so far show live above the preview.
+    expect(screen.getByTestId('answer')).toHaveAttribute('data-status', 'streaming')
+    expect(within(screen.getByRole('list', { name: 'Steps' })).getByText(/3 passages/)).toBeInTheDocument()
     fireEvent.click(screen.getByRole('button', { name: 'Stop' }))
     expect(await screen.findByRole('button', { name: 'Ask' })).toBeInTheDocument()
+    expect(screen.getByRole('status')).toHaveTextContent('Stopped')
     expect(sent(fetchMock)[0]?.signal.aborted).toBe(true)
     expect(screen.getByTestId('answer')).toHaveTextContent('Run make')
     expect(screen.queryByRole('alert')).not.toBeInTheDocument()
@@ -163,6 +175,7 @@ describe('AskPanel', () => {
 
     await screen.findByRole('button', { name: 'Ask' })
     fireEvent.click(screen.getByRole('switch', { name: /Share it/ }))
+    fireEvent.change(screen.getByLabelText('Your question'), { target: { value: 'And again' } })
     fireEvent.click(screen.getByRole('button', { name: 'Ask' }))
     await waitFor(() => { expect(fetchMock).toHaveBeenCalledTimes(2) })
     expect(await sent(fetchMock)[1]?.json()).toMatchObject({ writes: 'org' })

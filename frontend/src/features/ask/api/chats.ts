@@ -1,0 +1,65 @@
+import { keepPreviousData, queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+
+import { api, unwrap } from '@/lib/api-client'
+import type { components } from '@/lib/api/schema'
+
+import { chatKeys } from './keys'
+
+export type Chat = components['schemas']['Chat']
+export type ChatWithMessages = components['schemas']['ChatWithMessages']
+export type ChatMessage = components['schemas']['ChatMessage']
+
+export const getChatsQueryOptions = (q: string) =>
+  queryOptions({
+    queryKey: chatKeys.list(q),
+    queryFn: ({ signal }) =>
+      unwrap(api.GET('/api/chats', { params: { query: { q: q || undefined, limit: 100 } }, signal })),
+    placeholderData: keepPreviousData,
+    staleTime: 10_000,
+  })
+
+export const useChats = (q: string) => useQuery(getChatsQueryOptions(q))
+
+export const getChatQueryOptions = (id: string) =>
+  queryOptions({
+    queryKey: chatKeys.detail(id),
+    queryFn: ({ signal }) =>
+      unwrap(api.GET('/api/chats/{chat_id}', { params: { path: { chat_id: id } }, signal })),
+    staleTime: 0,
+  })
+
+export const useChat = (id: string | undefined) =>
+  useQuery({ ...getChatQueryOptions(id ?? ''), enabled: Boolean(id) })
+
+export function useRenameChat() {
+  const client = useQueryClient()
+  return useMutation({
+    mutationFn: ({ id, title }: { id: string; title: string }) =>
+      unwrap(api.PATCH('/api/chats/{chat_id}', { params: { path: { chat_id: id } }, body: { title } })),
+    onSuccess: (chat) => {
+      void client.invalidateQueries({ queryKey: chatKeys.lists })
+      void client.invalidateQueries({ queryKey: chatKeys.detail(chat.id) })
+    },
+  })
+}
+
+export function useDeleteChat() {
+  const client = useQueryClient()
+  return useMutation({
+    mutationFn: (id: string) =>
+      unwrap(api.DELETE('/api/chats/{chat_id}', { params: { path: { chat_id: id } } })),
+    onSuccess: (_, id) => {
+      client.removeQueries({ queryKey: chatKeys.detail(id) })
+      void client.invalidateQueries({ queryKey: chatKeys.lists })
+    },
+  })
+}
+
+export const getPolicyQueryOptions = () =>
+  queryOptions({
+    queryKey: chatKeys.policy,
+    queryFn: ({ signal }) => unwrap(api.GET('/api/policy', { signal })),
+    staleTime: 5 * 60_000,
+  })
+
+export const usePolicy = () => useQuery(getPolicyQueryOptions())

@@ -1,0 +1,149 @@
+import { Check, ChevronDown, FolderTree, UserRoundCog } from 'lucide-react'
+import { useId } from 'react'
+
+import { Button } from '@/components/ui/button'
+import {
+  DropdownMenu,
+  DropdownMenuCheckboxItem,
+  DropdownMenuContent,
+  DropdownMenuLabel,
+  DropdownMenuSeparator,
+  DropdownMenuItem,
+  DropdownMenuTrigger,
+} from '@/components/ui/dropdown-menu'
+import { NativeSelect } from '@/components/ui/input'
+import { cn } from '@/lib/cn'
+import { useWorkspaces } from '@/lib/workspaces'
+
+import { usePolicy } from '../api/chats'
+
+export type AskMode = 'auto' | 'fast' | 'deep'
+
+const MODES: { value: AskMode; label: string; hint: string }[] = [
+  { value: 'auto', label: 'Auto', hint: 'Corpus picks Fast or Deep for the question, and says why' },
+  { value: 'fast', label: 'Fast', hint: 'One agent searches and answers: seconds' },
+  { value: 'deep', label: 'Deep', hint: 'Researchers in parallel and a verifier: slower, more thorough' },
+]
+
+/** Auto, Fast or Deep, as a row of pills (a radio group for the keyboard). */
+export function ModePills({
+  value,
+  onChange,
+  disabled,
+}: {
+  value: AskMode
+  onChange: (mode: AskMode) => void
+  disabled?: boolean
+}) {
+  return (
+    <div role="radiogroup" aria-label="Mode" className="inline-flex rounded-full border bg-muted/40 p-0.5">
+      {MODES.map((mode) => {
+        const checked = mode.value === value
+        return (
+          <button
+            key={mode.value}
+            type="button"
+            role="radio"
+            aria-checked={checked}
+            title={mode.hint}
+            disabled={disabled}
+            onClick={() => { onChange(mode.value) }}
+            onKeyDown={(event) => {
+              const step = event.key === 'ArrowRight' ? 1 : event.key === 'ArrowLeft' ? -1 : 0
+              if (!step) return
+              event.preventDefault()
+              const index = MODES.findIndex((m) => m.value === value)
+              const next = MODES[(index + step + MODES.length) % MODES.length]
+              if (next) onChange(next.value)
+            }}
+            tabIndex={checked ? 0 : -1}
+            className={cn(
+              'h-6 rounded-full px-2.5 text-xs font-medium transition-colors focus-visible:ring-2 focus-visible:ring-ring focus-visible:outline-none disabled:opacity-50',
+              checked ? 'bg-background text-foreground shadow-xs' : 'text-muted-foreground hover:text-foreground',
+            )}
+          >
+            {mode.label}
+          </button>
+        )
+      })}
+    </div>
+  )
+}
+
+export type Scope = { workspaces: string[]; persona: string }
+
+/** Which workspaces the question searches (none chosen: every one the asker may see, or the
+ *  persona's), and as which persona. */
+export function ScopePickers({
+  scope,
+  onChange,
+  disabled,
+}: {
+  scope: Scope
+  onChange: (scope: Scope) => void
+  disabled?: boolean
+}) {
+  const workspaces = useWorkspaces()
+  const policy = usePolicy()
+  const personaId = useId()
+  const personas = Object.keys(policy.data?.personas ?? {}).sort()
+  const chosen = scope.workspaces
+  return (
+    <div className="flex min-w-0 flex-wrap items-center gap-1.5">
+      <DropdownMenu>
+        <DropdownMenuTrigger asChild>
+          <Button variant="outline" size="sm" disabled={disabled} className="max-w-48 rounded-full">
+            <FolderTree aria-hidden="true" />
+            <span className="truncate">
+              {chosen.length === 0 ? 'All workspaces' : chosen.length === 1 ? chosen[0] : `${chosen.length} workspaces`}
+            </span>
+            <ChevronDown aria-hidden="true" />
+          </Button>
+        </DropdownMenuTrigger>
+        <DropdownMenuContent align="start" className="max-h-72 w-60 overflow-y-auto">
+          <DropdownMenuLabel>Search in</DropdownMenuLabel>
+          <DropdownMenuItem onSelect={() => { onChange({ ...scope, workspaces: [] }) }}>
+            {chosen.length === 0 ? <Check aria-hidden="true" /> : <span className="size-4" />}
+            All workspaces
+          </DropdownMenuItem>
+          <DropdownMenuSeparator />
+          {(workspaces.data?.items ?? []).map((workspace) => (
+            <DropdownMenuCheckboxItem
+              key={workspace.slug}
+              checked={chosen.includes(workspace.slug)}
+              onSelect={(event) => { event.preventDefault() }}
+              onCheckedChange={(checked) => {
+                onChange({
+                  ...scope,
+                  workspaces: checked
+                    ? [...chosen, workspace.slug]
+                    : chosen.filter((slug) => slug !== workspace.slug),
+                })
+              }}
+            >
+              <span className="truncate">{workspace.title || workspace.slug}</span>
+            </DropdownMenuCheckboxItem>
+          ))}
+        </DropdownMenuContent>
+      </DropdownMenu>
+      {personas.length ? (
+        <label htmlFor={personaId} className="relative flex items-center">
+          <span className="sr-only">Persona</span>
+          <UserRoundCog className="pointer-events-none absolute left-2.5 size-3.5 text-muted-foreground" aria-hidden="true" />
+          <NativeSelect
+            id={personaId}
+            value={scope.persona}
+            disabled={disabled}
+            onChange={(event) => { onChange({ ...scope, persona: event.target.value }) }}
+            className="h-7 max-w-44 rounded-full pl-7 text-xs"
+          >
+            <option value="">{policy.data?.default_persona ? `Persona: default (${policy.data.default_persona})` : 'No persona'}</option>
+            {personas.map((slug) => (
+              <option key={slug} value={slug}>Persona: {slug}</option>
+            ))}
+          </NativeSelect>
+        </label>
+      ) : null}
+    </div>
+  )
+}
