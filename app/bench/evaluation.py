@@ -73,6 +73,10 @@ TITLE_CHARS = 500
 # The longest query a search takes (CORPUS_MAX_QUERY_CHARS' default): longer ones are cut to it.
 QUERY_CHARS = 2000
 Progress = Callable[[str, int, int], None]
+# Collections that ship with the project, by name (`corpus eval --data codedocs`): sections of
+# the installed packages' READMEs and queries of the identifiers they mark as code, built by
+# scripts/make_codedocs_eval.py (app/bench/codedocs/README.md).
+BUNDLED = {"codedocs": Path(__file__).parent / "codedocs"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,7 +245,7 @@ async def evaluate(
     progress: Progress,
 ) -> dict[str, Any]:
     """The report of `corpus eval --json`."""
-    dataset = load_dataset(folder)
+    dataset = load_dataset(BUNDLED.get(str(folder), folder))
     embedder = CachingEmbedder(
         make_embedder(settings), settings.data_dir / "cache" / "embeddings.sqlite"
     )
