@@ -38,9 +38,14 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
 _SEPARATORS = ("/", "::", ":", ".", "_")
 _FLAG = re.compile(r"^--?[A-Za-z][\w\-]*$")
 _VERSION = re.compile(r"^[vV]\d+(?:\.\d+)+[\w\-]*$")
-# Camel case: a lower-case letter or digit before an upper-case one (`embeddedPostgres`), or
-# an upper-case run before a capitalised word (`HTTPServer`).
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+# Camel case: a lower-case letter before an upper-case one (`embeddedPostgres`), or an
+# upper-case run before a capitalised word (`HTTPServer`; not a plural acronym, `RNAs`).
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z]{2})")
+# Parts of fewer letters make a word of science or a name, not an identifier: `miRNA`,
+# `HeLa`, `MeCP2`, `McLuhan`, `GTPase` stay whole for the parser.
+_CAMEL_PART = 3
+# A flag starts a word: `-dependent` in `Ca2+-dependent` is prose.
+_BEFORE_FLAG = " \t\n\r([{<`'\"=,;|"
 # A long path or name gives its runs of up to this many components (and itself): its pairs
 # and triples are what people type, and every run of a 12-segment path would be 66 lexemes.
 _LONGEST_RUN = 4
@@ -65,6 +70,12 @@ def lexable(text: str) -> Lexable:
     last = 0
     for match in _SPAN.finditer(text):
         span = match.group()
+        if (
+            span.startswith("-")
+            and match.start() > 0
+            and text[match.start() - 1] not in _BEFORE_FLAG
+        ):
+            span = span.lstrip("-")
         parsed = _identifier(span)
         if parsed is None:
             continue
@@ -119,12 +130,12 @@ def _is_identifier(span: str) -> bool:
 
 
 def _camel_parts(word: str) -> list[str] | None:
-    """A camel-case word's parts, when it has two or more of at least two characters
-    (`embeddedPostgres`, `HTTPServer`; not `mRNA`, `pH` or `iPhone`)."""
+    """A camel-case word's parts, when it has two or more of at least `_CAMEL_PART`
+    characters (`embeddedPostgres`, `HTTPServer`; not `mRNA`, `toString` or `iPhone`)."""
     if "-" in word:
         return None
     parts = [p for p in _CAMEL.split(word) if p]
-    if len(parts) < 2 or any(len(p) < 2 for p in parts):
+    if len(parts) < 2 or any(len(p) < _CAMEL_PART for p in parts):
         return None
     return parts
 

@@ -58,6 +58,7 @@ def test_a_flag_is_its_name_and_its_words() -> None:
         words=" workspace ", joined="", wholes=("--workspace",)
     )
     assert lexable("--dry-run").wholes == ("--dry-run",)
+    assert lexable("run it (-v)").wholes == ("-v",)
 
 
 def test_a_version_is_its_number_and_its_name() -> None:
@@ -72,7 +73,8 @@ def test_a_url_loses_its_scheme() -> None:
     "prose",
     [
         "e.g. the IL-6 and TNF-alpha levels rose 3.5-fold (Fig.2, p < 0.05)",
-        "mRNA and pH and iPhone",
+        "mRNA and pH and iPhone, miRNAs and RNAs, HeLa cells, GTPase, MeCP2",
+        "Ca2+-dependent signalling",
         "a multi-corpus search at 10:30, version 2.3.0, error E501",
         "Results: the well-known effect.",
     ],
