@@ -150,9 +150,9 @@ async def prepare_embeddings(
     embedder: Embedder, corpus: Sequence[dict[str, str]], progress: Progress
 ) -> None:
     """Embed every chunk the ingest will make (the cache keeps them), a document's chunks in
-    one call, as the ingest embeds them: the local model's vectors follow their batch (its int8
-    scales do), and batches across documents made vectors the product never stores, which moved
-    SciFact's hybrid nDCG@10 by 0.005 (docs/BENCHMARKS.md)."""
+    one call, as the ingest embeds them. Until the local model ran each text alone (ADR 0028)
+    its vectors followed their batch, and batches across documents made vectors the product
+    never stored, which moved SciFact's hybrid nDCG@10 by 0.005 (docs/BENCHMARKS.md)."""
     for i, doc in enumerate(corpus, 1):
         title, text = title_and_text(doc)
         texts = [
