@@ -104,7 +104,7 @@ def _identifier(span: str) -> tuple[list[str], list[str], list[str]] | None:
         parts, camel, names = _split(rest)
         return parts, camel, [span.lower(), *names]
     body = _SCHEME.sub("", span)
-    if not _is_identifier(body):
+    if body == span and not _is_identifier(body):
         return None
     return _split(body)
 
@@ -113,9 +113,10 @@ def _is_identifier(span: str) -> bool:
     stripped = span.strip("/._:~")
     if not stripped:
         return False
-    if "/" in span or "::" in stripped:
-        # `/readyz` too: a route is a path of one segment.
+    if "::" in stripped:
         return any(c.isalpha() for c in stripped)
+    if "/" in span:
+        return _is_path(span, stripped)
     if "_" in stripped.strip("_") or span.startswith("__"):
         return any(c.isalpha() for c in stripped)
     for separator in (":", "."):
@@ -127,6 +128,20 @@ def _is_identifier(span: str) -> bool:
                 len(c) > 1 and c[0].isalpha() for c in components[1:]
             )
     return _camel_parts(stripped) is not None
+
+
+def _is_path(span: str, stripped: str) -> bool:
+    """A route (`/readyz`), a path (`docs/multi-corpus.md`, `app/rag/queries`), not a pair
+    of words (`and/or`, `mg/kg`, `recall/precision`: the parser's, as before)."""
+    if not any(c.isalpha() for c in stripped):
+        return False
+    segments = [s for s in stripped.split("/") if s]
+    return (
+        span[0] in "/~."
+        or span.endswith("/")
+        or len(segments) > 2
+        or any(("." in s or "_" in s or _camel_parts(s)) for s in segments)
+    )
 
 
 def _camel_parts(word: str) -> list[str] | None:

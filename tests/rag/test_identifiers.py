@@ -75,6 +75,7 @@ def test_a_url_loses_its_scheme() -> None:
         "e.g. the IL-6 and TNF-alpha levels rose 3.5-fold (Fig.2, p < 0.05)",
         "mRNA and pH and iPhone, miRNAs and RNAs, HeLa cells, GTPase, MeCP2",
         "Ca2+-dependent signalling",
+        "recall/precision and/or 5 mg/kg of C57BL/6 mice",
         "a multi-corpus search at 10:30, version 2.3.0, error E501",
         "Results: the well-known effect.",
     ],
