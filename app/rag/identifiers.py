@@ -45,7 +45,7 @@ _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z]{2})")
 # `HeLa`, `MeCP2`, `McLuhan`, `GTPase` stay whole for the parser.
 _CAMEL_PART = 3
 # A flag starts a word: `-dependent` in `Ca2+-dependent` is prose.
-_BEFORE_FLAG = " \t\n\r([{<`'\"=,;|"
+_BEFORE_FLAG = " \t\n\r([{<=,;|"
 # A long path or name gives its runs of up to this many components (and itself): its pairs
 # and triples are what people type, and every run of a 12-segment path would be 66 lexemes.
 _LONGEST_RUN = 4
@@ -70,11 +70,7 @@ def lexable(text: str) -> Lexable:
     last = 0
     for match in _SPAN.finditer(text):
         span = match.group()
-        if (
-            span.startswith("-")
-            and match.start() > 0
-            and text[match.start() - 1] not in _BEFORE_FLAG
-        ):
+        if span.startswith("-") and not _starts_word(text, match.start()):
             span = span.lstrip("-")
         parsed = _identifier(span)
         if parsed is None:
@@ -88,6 +84,14 @@ def lexable(text: str) -> Lexable:
     words.append(text[last:])
     kept = tuple(name for name in wholes if len(name) <= _LONGEST_WHOLE)
     return Lexable(words="".join(words), joined=" ".join(joined), wholes=kept)
+
+
+def _starts_word(text: str, at: int) -> bool:
+    """Whether `text[at]` starts a word: after a space, a bracket or `=`, or a quote that
+    itself starts one (`'--workspace'`, not `5'-nucleotidase`)."""
+    while at > 0 and text[at - 1] in "'\"`":
+        at -= 1
+    return at == 0 or text[at - 1] in _BEFORE_FLAG
 
 
 def _identifier(span: str) -> tuple[list[str], list[str], list[str]] | None:
@@ -123,9 +127,11 @@ def _is_identifier(span: str) -> bool:
         components = [c for c in stripped.split(separator) if c]
         if len(components) > 1:
             # Names start with a letter (`app.rag`, `localhost:8000` is a name and a port);
-            # `3.5`, `10:30`, `Fig.2` and `e.g` are the parser's.
-            return components[0][0].isalpha() and any(
-                len(c) > 1 and c[0].isalpha() for c in components[1:]
+            # `3.5`, `10:30`, `Fig.2`, `e.g` and `E.coli` are the parser's.
+            return (
+                len(components[0]) > 1
+                and components[0][0].isalpha()
+                and any(len(c) > 1 and c[0].isalpha() for c in components[1:])
             )
     return _camel_parts(stripped) is not None
 

@@ -7,6 +7,8 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.config import Settings
+from app.rag import retrieval
 from tests.accounts import authorize
 
 PASSAGES = {
@@ -158,3 +160,23 @@ async def test_a_title_change_keeps_identifiers_found(
     for query in ("SIGNING_KEY", "KEY_ID"):
         response = await client.post("/api/search", json={"query": query, "mode": "keyword"})
         assert passages[response.json()["hits"][0]["document_id"]] == "keys", query
+
+
+def test_a_query_naming_an_identifier_weighs_the_keyword_half_more(settings: Settings) -> None:
+    def weight(query: str) -> float:
+        return retrieval.search_params(
+            query,
+            None,
+            settings,
+            mode="hybrid",
+            caller_id=None,
+            workspace_ids=None,
+            tags=None,
+            limit=10,
+        ).keyword_weight
+
+    tuning = retrieval.DEFAULT_TUNING
+    assert weight("where is app.rag.queries") == tuning.identifier_keyword_weight
+    assert weight("set KEY_ID") == tuning.identifier_keyword_weight
+    assert weight("how do I rotate the signing key") == tuning.keyword_weight
+    assert tuning.identifier_keyword_weight > tuning.keyword_weight

@@ -59,6 +59,7 @@ def test_a_flag_is_its_name_and_its_words() -> None:
     )
     assert lexable("--dry-run").wholes == ("--dry-run",)
     assert lexable("run it (-v)").wholes == ("-v",)
+    assert lexable("pass '--workspace'").wholes == ("--workspace",)
 
 
 def test_a_version_is_its_number_and_its_name() -> None:
@@ -76,6 +77,7 @@ def test_a_url_loses_its_scheme() -> None:
         "mRNA and pH and iPhone, miRNAs and RNAs, HeLa cells, GTPase, MeCP2",
         "Ca2+-dependent signalling",
         "recall/precision and/or 5 mg/kg of C57BL/6 mice",
+        "5'-nucleotidase and H.pylori-mediated and E.coli",
         "a multi-corpus search at 10:30, version 2.3.0, error E501",
         "Results: the well-known effect.",
     ],
