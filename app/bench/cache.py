@@ -24,7 +24,9 @@ class CachingEmbedder(Wrapping):
 
     def _key(self, text: str) -> str:
         digest = hashlib.sha256(text.encode()).hexdigest()
-        return f"{self.provider}:{self.model}:{self.dim}:{digest}"
+        # `alone`: the local model's vectors before it ran each text alone (ADR 0028) followed
+        # their batch, and a cache of them would score the old vectors.
+        return f"{self.provider}:{self.model}:{self.dim}:alone:{digest}"
 
     async def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         keys = [self._key(text) for text in texts]

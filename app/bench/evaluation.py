@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import json
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from app.access.principal import LOCAL_ADMIN
+from app.bench import queries as bench_queries
 from app.bench.cache import CachingEmbedder
 from app.bench.metrics import summarise
 from app.config import Settings
@@ -73,6 +75,10 @@ TITLE_CHARS = 500
 # The longest query a search takes (CORPUS_MAX_QUERY_CHARS' default): longer ones are cut to it.
 QUERY_CHARS = 2000
 Progress = Callable[[str, int, int], None]
+# Collections that ship with the project, by name (`corpus eval --data codedocs`): sections of
+# the installed packages' READMEs and queries of the identifiers they mark as code, built by
+# scripts/make_codedocs_eval.py (app/bench/codedocs/README.md).
+BUNDLED = {"codedocs": Path(__file__).parent / "codedocs"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,9 +152,9 @@ async def prepare_embeddings(
     embedder: Embedder, corpus: Sequence[dict[str, str]], progress: Progress
 ) -> None:
     """Embed every chunk the ingest will make (the cache keeps them), a document's chunks in
-    one call, as the ingest embeds them: the local model's vectors follow their batch (its int8
-    scales do), and batches across documents made vectors the product never stores, which moved
-    SciFact's hybrid nDCG@10 by 0.005 (docs/BENCHMARKS.md)."""
+    one call, as the ingest embeds them. Until the local model ran each text alone (ADR 0028)
+    its vectors followed their batch, and batches across documents made vectors the product
+    never stored, which moved SciFact's hybrid nDCG@10 by 0.005 (docs/BENCHMARKS.md)."""
     for i, doc in enumerate(corpus, 1):
         title, text = title_and_text(doc)
         texts = [
@@ -233,6 +239,28 @@ async def off_topic_answered(
     return answered
 
 
+_KIND = re.compile(r"^([a-z]+)-\d+$")
+
+
+def by_kind(
+    rankings: dict[str, list[str]], qrels: dict[str, dict[str, int]]
+) -> dict[str, dict[str, float]]:
+    """nDCG@10 and the rest for each kind of query, where the ids name one (`exact-12`,
+    `words-13`: the codedocs collection asks each identifier three ways); else nothing."""
+    kinds: dict[str, set[str]] = {}
+    for query_id in qrels:
+        match = _KIND.match(query_id)
+        if match is None:
+            return {}
+        kinds.setdefault(match.group(1), set()).add(query_id)
+    if len(kinds) < 2:
+        return {}
+    return {
+        f"kind:{kind}": summarise(rankings, {q: qrels[q] for q in ids})
+        for kind, ids in sorted(kinds.items())
+    }
+
+
 async def evaluate(
     settings: Settings,
     folder: Path,
@@ -241,7 +269,7 @@ async def evaluate(
     progress: Progress,
 ) -> dict[str, Any]:
     """The report of `corpus eval --json`."""
-    dataset = load_dataset(folder)
+    dataset = load_dataset(BUNDLED.get(str(folder), folder))
     embedder = CachingEmbedder(
         make_embedder(settings), settings.data_dir / "cache" / "embeddings.sqlite"
     )
@@ -251,11 +279,17 @@ async def evaluate(
         async with throwaway_database(settings, "corpus_eval") as db:
             ids = await ingest_corpus(db, embedder, settings, dataset.corpus, progress)
             ingest_s = time.perf_counter() - started
+            # The planner's statistics before the first search, not whenever autovacuum gets to
+            # them: on a small collection it chooses between the HNSW index and an exact scan
+            # by them, and two runs of CISI on one busy machine differed in dense nDCG@10 by
+            # 0.002 (docs/BENCHMARKS.md, 2026-12-06).
+            await bench_queries.vacuum_analyze(db.write_engine)
             results: dict[str, Any] = {}
             for mode in modes:
                 rankings = await rank_documents(db, embedder, settings, dataset, ids, mode, top_k)
                 results[mode] = summarise(rankings, dataset.qrels) | {
-                    "off_topic_answered": await off_topic_answered(db, embedder, settings, mode)
+                    "off_topic_answered": await off_topic_answered(db, embedder, settings, mode),
+                    **by_kind(rankings, dataset.qrels),
                 }
                 progress(f"search {mode}", len(dataset.queries), len(dataset.queries))
     finally:

@@ -21,17 +21,19 @@ from sqlalchemy import (
     Float,
     Text,
     bindparam,
+    cast,
     func,
     insert,
     literal_column,
     text,
 )
-from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.dialects.postgresql import ARRAY, TSVECTOR
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.sql.elements import TextClause
 
 from app.db.engine import ReadConnection, WriteConnection
 from app.db.tables import chunks
+from app.rag import identifiers
 from app.rag.schemas import SearchHit
 
 # Stemmed English lexemes for both ingest and queries (the two must match).
@@ -63,18 +65,54 @@ class ChunkRow:
     embedding: np.ndarray
 
 
-def _tsv(title: Any, heading_path: Any, body: Any) -> Any:
-    """The lexemes of a chunk: title (weight A), heading path (B) and text."""
+def _field(config: Any, words: Any, wholes: Any) -> Any:
+    return func.to_tsvector(config, words).op("||")(cast(wholes, TSVECTOR))
+
+
+def _tsv() -> Any:
+    """The lexemes of a chunk: title (weight A), heading path (B) and text, each as
+    `identifiers.lexable` rewrites it (the `lexed` parameters)."""
     config: Any = literal_column(f"'{TS_CONFIG}'::regconfig")
     return (
-        func.setweight(func.to_tsvector(config, title), literal_column("'A'"))
+        func.setweight(
+            _field(
+                config, bindparam("title_words", type_=Text), bindparam("title_wholes", type_=Text)
+            ),
+            literal_column("'A'"),
+        )
         .op("||")(
             func.setweight(
-                func.to_tsvector(config, func.array_to_string(heading_path, " ")),
+                _field(
+                    config,
+                    bindparam("head_words", type_=Text),
+                    bindparam("head_wholes", type_=Text),
+                ),
                 literal_column("'B'"),
             )
         )
-        .op("||")(func.to_tsvector(config, body))
+        .op("||")(
+            _field(
+                config, bindparam("body_words", type_=Text), bindparam("body_wholes", type_=Text)
+            )
+        )
+    )
+
+
+def _lexed_field(prefix: str, text: str) -> dict[str, str]:
+    lexed = identifiers.lexable(text)
+    # Camel-case words as written after the text's own words: the parser keeps them whole.
+    return {
+        f"{prefix}_words": f"{lexed.words}\n{lexed.joined}" if lexed.joined else lexed.words,
+        f"{prefix}_wholes": identifiers.tsvector_literal(lexed.wholes),
+    }
+
+
+def lexed(title: str, heading_path: Sequence[str], body: str) -> dict[str, str]:
+    """The `_tsv` parameters of one chunk."""
+    return (
+        _lexed_field("title", title)
+        | _lexed_field("head", " ".join(heading_path))
+        | _lexed_field("body", body)
     )
 
 
@@ -101,12 +139,9 @@ async def insert_chunks(
         end_offset=bindparam("end"),
         token_count=bindparam("token_count"),
         embedding=bindparam("embedding"),
-        tsv=_tsv(
-            bindparam("title", type_=Text),
-            bindparam("heading_path", type_=ARRAY(Text)),
-            bindparam("body", type_=Text),
-        ),
+        tsv=_tsv(),
     )
+    title_lexed = _lexed_field("title", title)
     await conn.execute(
         statement,
         [
@@ -118,41 +153,34 @@ async def insert_chunks(
                 "end": row.end,
                 "token_count": row.token_count,
                 "embedding": row.embedding,
-                "title": title,
             }
+            | title_lexed
+            | _lexed_field("head", " ".join(row.heading_path))
+            | _lexed_field("body", row.text)
             for row in rows
         ],
     )
     await _write_postings(conn, document_id)
 
 
+POSTINGS = text(
+    "INSERT INTO chunk_terms "
+    "  (lexeme, chunk_id, workspace_id, private_owner_id, tf, dl, impact) "
+    "SELECT t.lexeme, c.id, c.workspace_id, c.private_owner_id, "
+    "  cardinality(t.positions), c.lexeme_count, "
+    "  cardinality(t.positions) * (:k1 + 1) / (cardinality(t.positions) + "
+    "    :k1 * (1 - :b + :b * c.lexeme_count / "
+    "      greatest(coalesce(s.avgdl, c.lexeme_count), 1))) "
+    "FROM chunks c CROSS JOIN LATERAL unnest(c.tsv) AS t "
+    "CROSS JOIN (SELECT lexeme_total::float8 / nullif(chunk_count, 0) AS avgdl "
+    "            FROM corpus_stats) AS s "
+    "WHERE c.document_id = :document_id"
+).bindparams(bindparam("k1", type_=Float()), bindparam("b", type_=Float()))
+
+
 async def _write_postings(conn: WriteConnection, document_id: UUID) -> None:
-    # Lengths first, then one posting per (lexeme, chunk) with its impact under the current
-    # average length (a chunk of an empty corpus is its own average).
-    await conn.execute(
-        text(
-            "UPDATE chunks SET lexeme_count = coalesce("
-            "  (SELECT sum(cardinality(t.positions)) FROM unnest(chunks.tsv) AS t), 0) "
-            "WHERE document_id = :document_id"
-        ),
-        {"document_id": document_id},
-    )
-    await conn.execute(
-        _clause(
-            "INSERT INTO chunk_terms "
-            "  (lexeme, chunk_id, workspace_id, private_owner_id, tf, dl, impact) "
-            "SELECT t.lexeme, c.id, c.workspace_id, c.private_owner_id, "
-            "  cardinality(t.positions), c.lexeme_count, "
-            "  cardinality(t.positions) * (:k1 + 1) / (cardinality(t.positions) + "
-            "    :k1 * (1 - :b + :b * c.lexeme_count / "
-            "      greatest(coalesce(s.avgdl, c.lexeme_count), 1))) "
-            "FROM chunks c CROSS JOIN LATERAL unnest(c.tsv) AS t "
-            "CROSS JOIN (SELECT lexeme_total::float8 / nullif(chunk_count, 0) AS avgdl "
-            "            FROM corpus_stats) AS s "
-            "WHERE c.document_id = :document_id"
-        ),
-        {"document_id": document_id, "k1": BM25_K1, "b": BM25_B},
-    )
+    await conn.execute(LEXEME_COUNTS, {"document_id": document_id})
+    await conn.execute(POSTINGS, {"document_id": document_id, "k1": BM25_K1, "b": BM25_B})
 
 
 async def adjust_statistics(conn: WriteConnection, document_id: UUID, sign: int) -> None:
@@ -191,21 +219,44 @@ async def delete_chunks(conn: WriteConnection, document_id: UUID) -> None:
     )
 
 
+# A chunk's lexemes written anew from its title, heading path and text: on a title change, and
+# by the migration that re-lexed every chunk when identifiers joined the lexemes (0016).
+RELEX = chunks.update().where(chunks.c.id == bindparam("b_chunk_id")).values(tsv=_tsv())
+CHUNKS_TO_RELEX = text(
+    "SELECT c.id, c.heading_path, c.text FROM chunks c WHERE c.document_id = :document_id"
+)
+# Lengths first, then one posting per (lexeme, chunk) with its impact under the current
+# average length (a chunk of an empty corpus is its own average).
+LEXEME_COUNTS = text(
+    "UPDATE chunks SET lexeme_count = coalesce("
+    "  (SELECT sum(cardinality(t.positions)) FROM unnest(chunks.tsv) AS t), 0) "
+    "WHERE document_id = :document_id"
+)
+DELETE_POSTINGS = text(
+    "DELETE FROM chunk_terms WHERE chunk_id IN "
+    "(SELECT id FROM chunks WHERE document_id = :document_id)"
+)
+
+
+def relex_values(title: str, rows: Sequence[Any]) -> list[dict[str, Any]]:
+    """`RELEX`'s parameters for a document's chunks (rows of `CHUNKS_TO_RELEX`)."""
+    title_lexed = _lexed_field("title", title)
+    return [
+        {"b_chunk_id": row.id}
+        | title_lexed
+        | _lexed_field("head", " ".join(row.heading_path))
+        | _lexed_field("body", row.text)
+        for row in rows
+    ]
+
+
 async def rewrite_lexemes(conn: WriteConnection, document_id: UUID, title: str) -> None:
     """Recompute a document's lexemes and postings after a title change (no re-embedding)."""
-    await conn.execute(
-        text(
-            "DELETE FROM chunk_terms WHERE chunk_id IN "
-            "(SELECT id FROM chunks WHERE document_id = :document_id)"
-        ),
-        {"document_id": document_id},
-    )
-    await conn.execute(
-        chunks.update()
-        .where(chunks.c.document_id == bindparam("b_document_id"))
-        .values(tsv=_tsv(bindparam("b_title", type_=Text), chunks.c.heading_path, chunks.c.text)),
-        {"b_document_id": document_id, "b_title": title},
-    )
+    params = {"document_id": document_id}
+    await conn.execute(DELETE_POSTINGS, params)
+    rows = (await conn.execute(CHUNKS_TO_RELEX, params)).all()
+    if rows:
+        await conn.execute(RELEX, relex_values(title, rows))
     await _write_postings(conn, document_id)
 
 
@@ -295,7 +346,7 @@ stats AS (
   FROM corpus_stats
 ),
 terms AS (
-  SELECT q.lexeme, idf,
+  SELECT q.lexeme, idf, q.covers,
          -- BM25's numerator, constant per lexeme: a word the query repeats weighs as often as
          -- it is said, as in Lucene's BM25.
          idf * (CASE WHEN :repeats THEN cardinality(q.positions) ELSE 1 END) * (:k1 + 1)
@@ -306,10 +357,21 @@ terms AS (
               THEN greatest(ceil(:postings_per_term * idf / nullif(max(idf) OVER (), 0)), 1)
               ELSE :postings_per_term END::int AS postings
   FROM (
-    SELECT q.lexeme, q.positions,
+    SELECT q.lexeme, q.positions, q.covers,
            ln(1 + (s.n - least(coalesce(ls.df, 0), s.n) + 0.5)
                   / (least(coalesce(ls.df, 0), s.n) + 0.5)) AS idf
-    FROM unnest(to_tsvector('{TS_CONFIG}', :query)) AS q
+    FROM (
+      SELECT w.lexeme, w.positions, true AS covers
+      FROM unnest(to_tsvector('{TS_CONFIG}', :query_words)) AS w
+      UNION ALL
+      -- An identifier's written forms (identifiers.lexable): they raise an exact match, and a
+      -- hit is judged by the query's words alone, so a name the corpus never saw whole does
+      -- not sink the pages that have its parts.
+      SELECT n.lexeme, n.positions, false
+      FROM unnest(to_tsvector('{TS_CONFIG}', :query_joined)
+                  || CAST(:query_wholes AS tsvector)) AS n
+      WHERE n.lexeme <> ALL (tsvector_to_array(to_tsvector('{TS_CONFIG}', :query_words)))
+    ) q
     CROSS JOIN stats s
     LEFT JOIN lexeme_stats ls ON ls.lexeme = q.lexeme
   ) q
@@ -318,7 +380,7 @@ terms AS (
 -- paragraph's (which no passage covers).
 coverage_mass AS (
   SELECT nullif(sum(idf), 0) AS mass
-  FROM (SELECT idf FROM terms ORDER BY idf DESC LIMIT :coverage_terms) rarest
+  FROM (SELECT idf FROM terms WHERE covers ORDER BY idf DESC LIMIT :coverage_terms) rarest
 ),
 -- The length normalisation's two constants, so each posting costs one division.
 norm AS (
@@ -327,7 +389,8 @@ norm AS (
 keyword_scores AS (
   SELECT p.chunk_id,
          sum(t.weight * p.tf / (p.tf + norm.base + norm.per_lexeme * p.dl)) AS bm25,
-         least(sum(t.idf) / (SELECT mass FROM coverage_mass), 1) AS coverage
+         coalesce(least(sum(t.idf) FILTER (WHERE t.covers)
+                        / (SELECT mass FROM coverage_mass), 1), 0) AS coverage
   FROM terms t
   CROSS JOIN norm
   CROSS JOIN LATERAL (
@@ -358,7 +421,9 @@ SELECT c.id AS chunk_id, c.document_id, d.title, w.slug AS workspace, c.heading_
              WHERE m.lexeme = ANY(q.lexemes) ORDER BY m.lexeme) AS matched_terms"""
 
 _JOINS = """
-CROSS JOIN (SELECT tsvector_to_array(to_tsvector('{config}', :query)) AS lexemes) AS q
+CROSS JOIN (SELECT tsvector_to_array(to_tsvector('{config}', :query_words)
+                                     || to_tsvector('{config}', :query_joined)
+                                     || CAST(:query_wholes AS tsvector)) AS lexemes) AS q
 JOIN chunks c ON c.id = f.id{rescope}
 JOIN documents d ON d.id = c.document_id
 JOIN workspaces w ON w.id = c.workspace_id""".replace("{config}", TS_CONFIG)
@@ -506,8 +571,11 @@ def _prepared(params: SearchParams) -> tuple[str, dict[str, Any]]:
 
 
 def _values(params: SearchParams) -> dict[str, Any]:
+    lexed = identifiers.lexable(params.query)
     values: dict[str, Any] = {
-        "query": params.query,
+        "query_words": lexed.words,
+        "query_joined": lexed.joined,
+        "query_wholes": identifiers.tsvector_literal(lexed.wholes),
         "caller": params.caller_id,
         "workspaces": list(params.workspace_ids) if params.workspace_ids is not None else None,
         "documents": list(params.document_ids) if params.document_ids is not None else None,
@@ -517,7 +585,8 @@ def _values(params: SearchParams) -> dict[str, Any]:
     if filtered(params):
         values |= {
             "tags": list(params.tags) if params.tags else None,
-            "phrases": list(params.phrases),
+            # As the text was lexed: a quoted identifier is the phrase of its parts.
+            "phrases": [identifiers.lexable(phrase).words for phrase in params.phrases],
         }
     if params.embedding is not None:
         values |= {
@@ -660,8 +729,17 @@ async def explain(conn: ReadConnection, params: SearchParams, *, analyze: bool =
 
 async def query_lexemes(conn: ReadConnection, query: str) -> list[str]:
     """The query's lexemes, as the keyword half sees them."""
+    lexed = identifiers.lexable(query)
     result = await conn.execute(
-        text(f"SELECT tsvector_to_array(to_tsvector('{TS_CONFIG}', :query))"), {"query": query}
+        text(
+            f"SELECT tsvector_to_array(to_tsvector('{TS_CONFIG}', :words) "
+            f"|| to_tsvector('{TS_CONFIG}', :joined) || CAST(:wholes AS tsvector))"
+        ),
+        {
+            "words": lexed.words,
+            "joined": lexed.joined,
+            "wholes": identifiers.tsvector_literal(lexed.wholes),
+        },
     )
     return list(result.scalar_one())
 

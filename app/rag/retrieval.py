@@ -17,7 +17,7 @@ import numpy as np
 from app.config import Settings
 from app.db.engine import ReadConnection, SideRead, SideReads
 from app.observe import metrics
-from app.rag import queries
+from app.rag import identifiers, queries
 from app.rag.embeddings.base import QueryEmbedder
 from app.rag.schemas import SearchHit, SearchMode
 
@@ -50,6 +50,12 @@ class Tuning:
     # 0.7234 → 0.7257, CISI 0.4408 → 0.4329. Keyword mode reads every lexeme's postings up to
     # the cut: there it cost SciFact 0.009, and BM25's level is its bar (docs/BENCHMARKS.md).
     postings_by_idf: bool = True
+    # The keyword half's weight in hybrid when the query names an identifier (a path, a
+    # dotted or snake-case name, a flag: `identifiers.lexable` finds names in it): an exact name
+    # is evidence the vector cannot read. On the code-documentation collection, hybrid nDCG@10
+    # 0.7824 -> 0.8203 (exact names 0.819 -> 0.867, questions naming one 0.801 -> 0.865);
+    # SciFact's and CISI's queries name none (docs/BENCHMARKS.md, ADR 0028).
+    identifier_keyword_weight: float = 2.0
     # BM25 at query time: k1 1.2 and b 0.5 held the keyword half at BM25's level on both CISI's
     # paragraphs and SciFact's claims (ADR 0014; 0.9 / 0.4 under-normalised CISI's lengths).
     bm25_k1: float = 1.2
@@ -130,7 +136,9 @@ def search_params(
         coverage_terms=tuning.coverage_terms,
         rrf_k=tuning.rrf_k,
         dense_weight=tuning.dense_weight,
-        keyword_weight=tuning.keyword_weight,
+        keyword_weight=tuning.identifier_keyword_weight
+        if identifiers.lexable(query).wholes
+        else tuning.keyword_weight,
         k1=tuning.bm25_k1,
         b=tuning.bm25_b,
     )
