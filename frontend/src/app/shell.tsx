@@ -2,15 +2,19 @@ import {
   BookMarked,
   FileText,
   Home,
+  Layers,
   LoaderCircle,
   LogOut,
   Menu,
   PanelLeftClose,
   PanelLeftOpen,
+  Plug,
+  ScrollText,
   Search,
   UserRound,
+  Users,
 } from 'lucide-react'
-import { useEffect, useRef, useState, type SubmitEvent } from 'react'
+import { Fragment, useEffect, useRef, useState, type SubmitEvent } from 'react'
 import { Navigate, NavLink, Outlet, useLocation, useNavigate } from 'react-router'
 
 import { CommandPalette } from '@/app/command-palette'
@@ -40,6 +44,14 @@ const NAV = [
   { to: '/', label: 'Home', icon: Home, end: true },
   { to: '/search', label: 'Search', icon: Search, end: false },
   { to: '/documents', label: 'Documents', icon: FileText, end: false },
+]
+
+// Under a divider, for admins (../shared/notes/ui.md, "Frame").
+const ADMIN_NAV = [
+  { to: '/people', label: 'People', icon: Users, end: false },
+  { to: '/workspaces', label: 'Workspaces', icon: Layers, end: false },
+  { to: '/audit', label: 'Audit log', icon: ScrollText, end: false },
+  { to: '/connect', label: 'Connect an agent', icon: Plug, end: false },
 ]
 
 const COLLAPSED_KEY = 'corpus.sidebar.collapsed'
@@ -165,8 +177,10 @@ function Sidebar({ me, collapsed, onToggle }: { me: Me; collapsed: boolean; onTo
       </div>
       <nav aria-label="Main" className="flex-1 overflow-y-auto p-2">
         <ul className="grid gap-0.5">
-          {NAV.map(({ to, label, icon: Icon, end }) => (
-            <li key={to}>
+          {[...NAV, ...(me.actions.includes('people.manage') ? ADMIN_NAV : [])].map(({ to, label, icon: Icon, end }) => (
+            <Fragment key={to}>
+            {to === ADMIN_NAV[0]?.to ? <li role="separator" className="my-2 border-t" /> : null}
+            <li>
               <NavLink
                 to={to}
                 end={end}
@@ -185,6 +199,7 @@ function Sidebar({ me, collapsed, onToggle }: { me: Me; collapsed: boolean; onTo
                 {collapsed ? <span className="sr-only">{label}</span> : label}
               </NavLink>
             </li>
+            </Fragment>
           ))}
         </ul>
       </nav>
