@@ -14,7 +14,7 @@ import {
   UserRound,
   Users,
 } from 'lucide-react'
-import { Fragment, useEffect, useRef, useState, type SubmitEvent } from 'react'
+import { useEffect, useRef, useState, type SubmitEvent } from 'react'
 import { Navigate, NavLink, Outlet, useLocation, useNavigate } from 'react-router'
 
 import { CommandPalette } from '@/app/command-palette'
@@ -178,9 +178,7 @@ function Sidebar({ me, collapsed, onToggle }: { me: Me; collapsed: boolean; onTo
       <nav aria-label="Main" className="flex-1 overflow-y-auto p-2">
         <ul className="grid gap-0.5">
           {[...NAV, ...(me.actions.includes('people.manage') ? ADMIN_NAV : [])].map(({ to, label, icon: Icon, end }) => (
-            <Fragment key={to}>
-            {to === ADMIN_NAV[0]?.to ? <li role="separator" className="my-2 border-t" /> : null}
-            <li>
+            <li key={to} className={cn(to === ADMIN_NAV[0]?.to && 'mt-2 border-t pt-2')}>
               <NavLink
                 to={to}
                 end={end}
@@ -199,7 +197,6 @@ function Sidebar({ me, collapsed, onToggle }: { me: Me; collapsed: boolean; onTo
                 {collapsed ? <span className="sr-only">{label}</span> : label}
               </NavLink>
             </li>
-            </Fragment>
           ))}
         </ul>
       </nav>

@@ -117,7 +117,7 @@ describe('the admin screens', () => {
       },
     })
     renderAt('/people')
-    fireEvent.click((await screen.findAllByRole('button', { name: 'Mint a key' }))[0]!)
+    fireEvent.click((await screen.findAllByRole('button', { name: 'Mint a key' })).at(0) as HTMLElement)
     const account = await screen.findByLabelText('Account')
     await waitFor(() => { expect(account).toHaveValue('p3') })
     fireEvent.change(screen.getByLabelText('Name'), { target: { value: 'laptop' } })

@@ -21,7 +21,7 @@ export function KeysTable() {
   const [showRevoked, setShowRevoked] = useState(false)
   const items = (keys.data?.items ?? []).filter((key) => showRevoked || !key.revoked_at)
   return (
-    <section className="grid gap-4" aria-labelledby="keys-heading">
+    <section className="grid min-w-0 gap-4" aria-labelledby="keys-heading">
       <div className="flex flex-wrap items-center justify-between gap-3">
         <h2 id="keys-heading" className="text-lg font-semibold">API keys</h2>
         <div className="flex items-center gap-2">

@@ -84,7 +84,7 @@ export function PeopleTable({ meId }: { meId: string }) {
   const counts = Object.fromEntries(FILTERS.map((f) => [f, items.filter((p) => matches(p, f, '')).length]))
 
   return (
-    <section className="grid gap-4" aria-labelledby="people-heading">
+    <section className="grid min-w-0 gap-4" aria-labelledby="people-heading">
       <div className="flex flex-wrap items-center justify-between gap-3">
         <h2 id="people-heading" className="text-lg font-semibold">Team</h2>
         <Button onClick={() => { setInviting(true) }}>

@@ -55,7 +55,7 @@ export function ContextPreview({
         ) : preview.isError ? (
           <Alert variant="destructive">{errorMessage(preview.error)}</Alert>
         ) : (
-          <div className="grid gap-2">
+          <div className="grid min-w-0 gap-2">
             <div className="flex flex-wrap items-center gap-1 text-xs text-muted-foreground">
               <span>Searched</span>
               {preview.data.workspaces.map((w) => <Badge key={w} variant="outline">{w}</Badge>)}
@@ -66,7 +66,7 @@ export function ContextPreview({
                 {failure.workspace}: {failure.reason}
               </Alert>
             ))}
-            <pre aria-label="Context block" className="max-h-96 overflow-auto rounded-lg border bg-muted/50 p-3 font-mono text-xs leading-relaxed whitespace-pre-wrap">
+            <pre aria-label="Context block" className="max-h-96 overflow-auto rounded-lg border bg-muted/50 p-3 font-mono text-xs leading-relaxed break-words whitespace-pre-wrap">
               {preview.data.block || '(empty: nothing found)'}
             </pre>
           </div>

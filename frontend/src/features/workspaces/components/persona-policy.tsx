@@ -37,7 +37,7 @@ export function PersonaPolicy() {
   const personas = Object.entries(policy.data?.personas ?? {}).sort(([a], [b]) => a.localeCompare(b))
 
   return (
-    <section className="grid gap-4" aria-labelledby="personas-heading">
+    <section className="grid min-w-0 gap-4" aria-labelledby="personas-heading">
       <div className="flex flex-wrap items-center justify-between gap-3">
         <div className="grid gap-1">
           <h2 id="personas-heading" className="text-lg font-semibold">Personas</h2>

@@ -23,7 +23,7 @@ export function WorkspacesTable() {
   const [editing, setEditing] = useState<Workspace | 'new' | null>(null)
   const items = workspaces.data?.items ?? []
   return (
-    <section className="grid gap-4" aria-labelledby="workspaces-heading">
+    <section className="grid min-w-0 gap-4" aria-labelledby="workspaces-heading">
       <div className="flex flex-wrap items-center justify-between gap-3">
         <h2 id="workspaces-heading" className="text-lg font-semibold">Workspaces</h2>
         <Button onClick={() => { setEditing('new') }}>
