@@ -689,7 +689,7 @@ scenario('a key bound to a workspace works at /mcp there only, with the Claude C
   assert.notEqual(inside.result.isError, true, JSON.stringify(inside.result))
   const outside = await mcpCall(key, 'upload_document', { title: 'Elsewhere', content: 'Not here.', workspace: 'default' })
   assert.equal(outside.result.isError, true)
-  assert.match(outside.result.content[0].text, /^forbidden/)
+  assert.match(outside.result.content[0].text, /forbidden: /)
   const listed = await mcpCall(key, 'list_documents', {})
   const workspaces = new Set(listed.result.structuredContent.items.map((d) => d.workspace))
   assert.deepEqual([...workspaces], [workspace])
@@ -698,6 +698,13 @@ scenario('a key bound to a workspace works at /mcp there only, with the Claude C
   await admin.getByRole('button', { name: `Confirm revoking ${keyName}` }).click()
   await admin.getByTestId(`key-${keyName}`).waitFor({ state: 'detached' })
   assert.equal((await mcpCall(key, 'whoami', {})).status, 401)
+
+  // Connect an agent: this server's URL, and each client's OAuth form without a key.
+  await admin.goto('/connect')
+  await admin.getByLabel('MCP URL').getByText(`${corpus.url}/mcp`).waitFor()
+  await admin.getByRole('tab', { name: 'Cursor' }).click()
+  assert.doesNotMatch(await admin.getByLabel('Cursor configuration').textContent(), /Bearer/)
+  await screens.shoot(admin, 'connect')
 })
 
 scenario('a licensed workspace shows in a persona’s footnote, and an edit in the admin layer changes the preview', async (screens) => {

@@ -45,7 +45,7 @@ export function KeysTable() {
           an agent account and paste the snippet into the client.
         </EmptyState>
       ) : (
-        <div className="overflow-x-auto rounded-lg border">
+        <div className="relative overflow-x-auto rounded-lg border">
           <table className="w-full text-sm" aria-label="API keys">
             <thead className="bg-muted/50 text-left text-xs text-muted-foreground">
               <tr>

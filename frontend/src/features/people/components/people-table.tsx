@@ -130,7 +130,7 @@ export function PeopleTable({ meId }: { meId: string }) {
           Change the filter, or invite someone.
         </EmptyState>
       ) : (
-        <div className="overflow-x-auto rounded-lg border">
+        <div className="relative overflow-x-auto rounded-lg border">
           <table className="w-full text-sm" aria-label="People and agents">
             <thead className="bg-muted/50 text-left text-xs text-muted-foreground">
               <tr>

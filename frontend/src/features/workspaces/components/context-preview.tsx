@@ -66,7 +66,7 @@ export function ContextPreview({
                 {failure.workspace}: {failure.reason}
               </Alert>
             ))}
-            <pre aria-label="Context block" className="max-h-96 overflow-auto rounded-lg border bg-muted/50 p-3 font-mono text-xs leading-relaxed break-words whitespace-pre-wrap">
+            <pre aria-label="Context block" className="max-h-96 overflow-auto rounded-lg border bg-muted/50 p-3 font-mono text-xs leading-relaxed whitespace-pre-wrap [overflow-wrap:anywhere]">
               {preview.data.block || '(empty: nothing found)'}
             </pre>
           </div>

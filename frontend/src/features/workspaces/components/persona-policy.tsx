@@ -62,7 +62,7 @@ export function PersonaPolicy() {
           A persona routes a person&apos;s or an agent&apos;s questions to the workspaces that suit them.
         </EmptyState>
       ) : (
-        <div className="overflow-x-auto rounded-lg border">
+        <div className="relative overflow-x-auto rounded-lg border">
           <table className="w-full text-sm" aria-label="Persona policy">
             <thead className="bg-muted/50 text-left text-xs text-muted-foreground">
               <tr>

@@ -38,7 +38,7 @@ export function WorkspacesTable() {
       ) : items.length === 0 ? (
         <EmptyState icon={Layers} title="No workspaces">Create one to hold documents.</EmptyState>
       ) : (
-        <div className="overflow-x-auto rounded-lg border">
+        <div className="relative overflow-x-auto rounded-lg border">
           <table className="w-full text-sm" aria-label="Workspaces">
             <thead className="bg-muted/50 text-left text-xs text-muted-foreground">
               <tr>
