@@ -233,15 +233,36 @@ async def write_target(conn: ReadConnection, principal: Principal, slug: str | N
     ids = await queries.workspace_ids(conn, [slug])
     if slug not in ids:
         raise ValidationFailed(
-            f"workspace: no workspace named {slug!r}", details=[{"loc": ["body", "workspace"]}]
+            f"workspace: no workspace named {slug!r} (an admin creates it first, in the web "
+            "app's Workspaces or with POST /api/workspaces)",
+            details=[{"loc": ["body", "workspace"]}],
         )
     return ids[slug]
 
 
-async def ensure_workspace(conn: WriteConnection, slug: str) -> UUID:
-    """The id of the workspace with this slug, created (titled after the slug, its license from
-    policy) when missing: for a folder walk's ingest, which API.md lets create its workspace."""
-    return await queries.ensure_workspace(conn, slug, slug.title())
+async def ensure_workspace(
+    conn: WriteConnection, principal: Principal, slug: str
+) -> tuple[UUID, bool]:
+    """The id of the workspace with this slug, and whether this call created it. A missing one
+    is created as `create_workspace` creates any (an admin's act, audited; titled after the
+    slug, its license from policy): one rule at every door, which only an operator's folder
+    walk asks to apply implicitly (API.md); an upload over HTTP or MCP names an existing one.
+
+    Raises:
+        Forbidden: the caller may not create workspaces.
+    """
+    ids = await queries.workspace_ids(conn, [slug])
+    if slug in ids:
+        return ids[slug], False
+    try:
+        created = await create_workspace(
+            conn, principal, WorkspaceCreate(slug=slug, title=slug.replace("_", " ").title())
+        )
+    except Conflict:
+        # Another writer created it meanwhile: it exists now, which is all this asks.
+        ids = await queries.workspace_ids(conn, [slug])
+        return ids[slug], False
+    return created.id, True
 
 
 async def search_scope(
