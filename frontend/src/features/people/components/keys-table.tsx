@@ -4,6 +4,7 @@ import { toast } from 'sonner'
 
 import { Alert } from '@/components/ui/alert'
 import { Badge } from '@/components/ui/badge'
+import { DataTable } from '@/components/ui/data-table'
 import { Button } from '@/components/ui/button'
 import { EmptyState } from '@/components/ui/empty-state'
 import { Skeleton } from '@/components/ui/skeleton'
@@ -45,49 +46,45 @@ export function KeysTable() {
           an agent account and paste the snippet into the client.
         </EmptyState>
       ) : (
-        <div className="relative overflow-x-auto rounded-lg border">
-          <table className="w-full text-sm" aria-label="API keys">
-            <thead className="bg-muted/50 text-left text-xs text-muted-foreground">
-              <tr>
-                <th scope="col" className="px-3 py-2 font-medium">Key</th>
-                <th scope="col" className="px-3 py-2 font-medium">Account</th>
-                <th scope="col" className="hidden px-3 py-2 font-medium sm:table-cell">Bound to</th>
-                <th scope="col" className="hidden px-3 py-2 font-medium md:table-cell">Last used</th>
-                <th scope="col" className="px-3 py-2"><span className="sr-only">Actions</span></th>
-              </tr>
-            </thead>
-            <tbody className="divide-y">
-              {items.map((key) => (
-                <tr key={key.id} data-testid={`key-${key.name}`}>
-                  <td className="px-3 py-2">
-                    <div className="grid">
-                      <span className="font-medium">{key.name}</span>
-                      <span className="font-mono text-xs text-muted-foreground">{key.prefix}…</span>
-                    </div>
-                  </td>
-                  <td className="max-w-48 truncate px-3 py-2">{key.email}</td>
-                  <td className="hidden px-3 py-2 sm:table-cell">
-                    <div className="flex flex-wrap gap-1">
-                      {key.workspace ? <Badge variant="outline">workspace {key.workspace}</Badge> : null}
-                      {key.persona ? <Badge variant="outline">persona {key.persona}</Badge> : null}
-                      {!key.workspace && !key.persona ? <span className="text-muted-foreground">Everything</span> : null}
-                    </div>
-                  </td>
-                  <td className="hidden px-3 py-2 text-muted-foreground md:table-cell">
-                    {key.last_used_at ? dateFormat.format(new Date(key.last_used_at)) : 'Never'}
-                  </td>
-                  <td className="px-3 py-2 text-right">
-                    {key.revoked_at ? (
-                      <Badge variant="secondary">Revoked</Badge>
-                    ) : (
-                      <RevokeButton name={key.name} id={key.id} />
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          label="API keys"
+          columns={[
+            { label: 'Key' },
+            { label: 'Account' },
+            { label: 'Bound to', className: 'hidden sm:table-cell' },
+            { label: 'Last used', className: 'hidden md:table-cell' },
+            { label: 'Actions', hidden: true },
+          ]}
+        >
+          {items.map((key) => (
+            <tr key={key.id} data-testid={`key-${key.name}`}>
+              <td className="px-3 py-2">
+                <div className="grid">
+                  <span className="font-medium">{key.name}</span>
+                  <span className="font-mono text-xs text-muted-foreground">{key.prefix}…</span>
+                </div>
+              </td>
+              <td className="max-w-48 truncate px-3 py-2">{key.email}</td>
+              <td className="hidden px-3 py-2 sm:table-cell">
+                <div className="flex flex-wrap gap-1">
+                  {key.workspace ? <Badge variant="outline">workspace {key.workspace}</Badge> : null}
+                  {key.persona ? <Badge variant="outline">persona {key.persona}</Badge> : null}
+                  {!key.workspace && !key.persona ? <span className="text-muted-foreground">Everything</span> : null}
+                </div>
+              </td>
+              <td className="hidden px-3 py-2 text-muted-foreground md:table-cell">
+                {key.last_used_at ? dateFormat.format(new Date(key.last_used_at)) : 'Never'}
+              </td>
+              <td className="px-3 py-2 text-right">
+                {key.revoked_at ? (
+                  <Badge variant="secondary">Revoked</Badge>
+                ) : (
+                  <RevokeButton name={key.name} id={key.id} />
+                )}
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
       <MintKeyDialog open={minting} onOpenChange={setMinting} />
     </section>

@@ -4,6 +4,7 @@ import { toast } from 'sonner'
 
 import { Alert } from '@/components/ui/alert'
 import { Badge } from '@/components/ui/badge'
+import { DataTable } from '@/components/ui/data-table'
 import { Button } from '@/components/ui/button'
 import { CopyBlock } from '@/components/ui/copy-button'
 import {
@@ -130,30 +131,26 @@ export function PeopleTable({ meId }: { meId: string }) {
           Change the filter, or invite someone.
         </EmptyState>
       ) : (
-        <div className="relative overflow-x-auto rounded-lg border">
-          <table className="w-full text-sm" aria-label="People and agents">
-            <thead className="bg-muted/50 text-left text-xs text-muted-foreground">
-              <tr>
-                <th scope="col" className="px-3 py-2 font-medium">Name</th>
-                <th scope="col" className="px-3 py-2 font-medium">Role</th>
-                <th scope="col" className="px-3 py-2 font-medium">Status</th>
-                <th scope="col" className="hidden px-3 py-2 font-medium sm:table-cell">Last seen</th>
-                <th scope="col" className="px-3 py-2"><span className="sr-only">Actions</span></th>
-              </tr>
-            </thead>
-            <tbody className="divide-y">
-              {shown.map((person) => (
-                <PersonRow
-                  key={person.id}
-                  person={person}
-                  self={person.id === meId}
-                  onMint={() => { setMinting(person.id) }}
-                  onReset={(password) => { setTemporary({ email: person.email, password }) }}
-                />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          label="People and agents"
+          columns={[
+            { label: 'Name' },
+            { label: 'Role' },
+            { label: 'Status' },
+            { label: 'Last seen', className: 'hidden sm:table-cell' },
+            { label: 'Actions', hidden: true },
+          ]}
+        >
+          {shown.map((person) => (
+            <PersonRow
+              key={person.id}
+              person={person}
+              self={person.id === meId}
+              onMint={() => { setMinting(person.id) }}
+              onReset={(password) => { setTemporary({ email: person.email, password }) }}
+            />
+          ))}
+        </DataTable>
       )}
       <InviteDialog open={inviting} onOpenChange={setInviting} />
       <MintKeyDialog open={minting !== null} onOpenChange={(open) => { if (!open) setMinting(null) }} userId={minting ?? undefined} />

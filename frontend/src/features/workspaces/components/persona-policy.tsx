@@ -4,6 +4,7 @@ import { toast } from 'sonner'
 
 import { Alert } from '@/components/ui/alert'
 import { Badge } from '@/components/ui/badge'
+import { DataTable } from '@/components/ui/data-table'
 import { Button } from '@/components/ui/button'
 import {
   Dialog,
@@ -62,71 +63,67 @@ export function PersonaPolicy() {
           A persona routes a person&apos;s or an agent&apos;s questions to the workspaces that suit them.
         </EmptyState>
       ) : (
-        <div className="relative overflow-x-auto rounded-lg border">
-          <table className="w-full text-sm" aria-label="Persona policy">
-            <thead className="bg-muted/50 text-left text-xs text-muted-foreground">
-              <tr>
-                <th scope="col" className="px-3 py-2 font-medium">Persona</th>
-                <th scope="col" className="px-3 py-2 font-medium">Workspaces, first first</th>
-                <th scope="col" className="px-3 py-2 font-medium">Layer</th>
-                <th scope="col" className="px-3 py-2"><span className="sr-only">Actions</span></th>
+        <DataTable
+          label="Persona policy"
+          columns={[
+            { label: 'Persona' },
+            { label: 'Workspaces, in priority order' },
+            { label: 'Layer' },
+            { label: 'Actions', hidden: true },
+          ]}
+        >
+          {personas.map(([slug, entry]) => {
+            const missing = workspaces.data ? entry.workspaces.filter((w) => !existing.has(w)) : []
+            return (
+              <tr key={slug} data-testid={`persona-${slug}`}>
+                <td className="px-3 py-2 font-mono text-xs font-medium">{slug}</td>
+                <td className="px-3 py-2">
+                  <div className="flex flex-wrap gap-1">
+                    {entry.workspaces.map((w) => (
+                      <Badge key={w} variant={missing.includes(w) ? 'destructive' : 'outline'} title={missing.includes(w) ? 'This workspace does not exist' : undefined}>
+                        {w}
+                        {missing.includes(w) ? <span className="sr-only"> (missing)</span> : null}
+                      </Badge>
+                    ))}
+                  </div>
+                  {missing.length > 0 ? (
+                    <p className="mt-1 flex items-center gap-1 text-xs text-destructive">
+                      <TriangleAlert className="size-3" aria-hidden="true" />
+                      {missing.length === entry.workspaces.length
+                        ? 'None of its workspaces exist: it finds nothing'
+                        : `Missing: ${missing.join(', ')}`}
+                    </p>
+                  ) : null}
+                </td>
+                <td className="px-3 py-2">
+                  <Badge variant={entry.source === 'admin' ? 'default' : 'secondary'}>{LAYER_LABELS[entry.source]}</Badge>
+                </td>
+                <td className="px-3 py-2 text-right whitespace-nowrap">
+                  <Button variant="ghost" size="sm" onClick={() => { setPreviewing(slug) }}>Preview</Button>
+                  <Button variant="ghost" size="sm" aria-label={`Edit ${slug}`} onClick={() => { setEditing({ slug, workspaces: entry.workspaces }) }}>
+                    Edit
+                  </Button>
+                  {entry.source === 'admin' ? (
+                    <Button
+                      variant="ghost"
+                      size="sm"
+                      aria-label={`Reset ${slug} to the lower layer`}
+                      disabled={reset.isPending}
+                      onClick={() => {
+                        reset.mutate(slug, {
+                          onSuccess: () => toast.success(`${slug} follows the lower layer again`),
+                          onError: (error) => toast.error(errorMessage(error)),
+                        })
+                      }}
+                    >
+                      Reset
+                    </Button>
+                  ) : null}
+                </td>
               </tr>
-            </thead>
-            <tbody className="divide-y">
-              {personas.map(([slug, entry]) => {
-                const missing = workspaces.data ? entry.workspaces.filter((w) => !existing.has(w)) : []
-                return (
-                  <tr key={slug} data-testid={`persona-${slug}`}>
-                    <td className="px-3 py-2 font-mono text-xs font-medium">{slug}</td>
-                    <td className="px-3 py-2">
-                      <div className="flex flex-wrap gap-1">
-                        {entry.workspaces.map((w) => (
-                          <Badge key={w} variant={missing.includes(w) ? 'destructive' : 'outline'} title={missing.includes(w) ? 'This workspace does not exist' : undefined}>
-                            {w}
-                            {missing.includes(w) ? <span className="sr-only"> (missing)</span> : null}
-                          </Badge>
-                        ))}
-                      </div>
-                      {missing.length > 0 ? (
-                        <p className="mt-1 flex items-center gap-1 text-xs text-destructive">
-                          <TriangleAlert className="size-3" aria-hidden="true" />
-                          {missing.length === entry.workspaces.length
-                            ? 'None of its workspaces exist: it finds nothing'
-                            : `Missing: ${missing.join(', ')}`}
-                        </p>
-                      ) : null}
-                    </td>
-                    <td className="px-3 py-2">
-                      <Badge variant={entry.source === 'admin' ? 'default' : 'secondary'}>{LAYER_LABELS[entry.source]}</Badge>
-                    </td>
-                    <td className="px-3 py-2 text-right whitespace-nowrap">
-                      <Button variant="ghost" size="sm" onClick={() => { setPreviewing(slug) }}>Preview</Button>
-                      <Button variant="ghost" size="sm" aria-label={`Edit ${slug}`} onClick={() => { setEditing({ slug, workspaces: entry.workspaces }) }}>
-                        Edit
-                      </Button>
-                      {entry.source === 'admin' ? (
-                        <Button
-                          variant="ghost"
-                          size="sm"
-                          aria-label={`Reset ${slug} to the lower layer`}
-                          disabled={reset.isPending}
-                          onClick={() => {
-                            reset.mutate(slug, {
-                              onSuccess: () => toast.success(`${slug} follows the lower layer again`),
-                              onError: (error) => toast.error(errorMessage(error)),
-                            })
-                          }}
-                        >
-                          Reset
-                        </Button>
-                      ) : null}
-                    </td>
-                  </tr>
-                )
-              })}
-            </tbody>
-          </table>
-        </div>
+            )
+          })}
+        </DataTable>
       )}
       <ContextPreview personas={personas.map(([slug]) => slug)} persona={previewing} onPersona={setPreviewing} />
       <Dialog open={editing !== null} onOpenChange={(open) => { if (!open) setEditing(null) }}>

@@ -4,6 +4,7 @@ import { toast } from 'sonner'
 
 import { Alert } from '@/components/ui/alert'
 import { Badge } from '@/components/ui/badge'
+import { DataTable } from '@/components/ui/data-table'
 import { Button } from '@/components/ui/button'
 import { Dialog, DialogContent } from '@/components/ui/dialog'
 import { EmptyState } from '@/components/ui/empty-state'
@@ -38,70 +39,66 @@ export function WorkspacesTable() {
       ) : items.length === 0 ? (
         <EmptyState icon={Layers} title="No workspaces">Create one to hold documents.</EmptyState>
       ) : (
-        <div className="relative overflow-x-auto rounded-lg border">
-          <table className="w-full text-sm" aria-label="Workspaces">
-            <thead className="bg-muted/50 text-left text-xs text-muted-foreground">
-              <tr>
-                <th scope="col" className="px-3 py-2 font-medium">Workspace</th>
-                <th scope="col" className="px-3 py-2 font-medium">License</th>
-                <th scope="col" className="hidden px-3 py-2 font-medium sm:table-cell">Tier</th>
-                <th scope="col" className="hidden px-3 py-2 text-right font-medium sm:table-cell">Documents</th>
-                <th scope="col" className="px-3 py-2"><span className="sr-only">Actions</span></th>
+        <DataTable
+          label="Workspaces"
+          columns={[
+            { label: 'Workspace' },
+            { label: 'License' },
+            { label: 'Tier', className: 'hidden sm:table-cell' },
+            { label: 'Documents', className: 'hidden text-right sm:table-cell' },
+            { label: 'Actions', hidden: true },
+          ]}
+        >
+          {items.map((workspace) => {
+            const effective = policy.data?.licenses[workspace.slug]
+            return (
+              <tr key={workspace.slug} data-testid={`workspace-${workspace.slug}`}>
+                <td className="px-3 py-2">
+                  <div className="grid min-w-0">
+                    <span className="flex items-center gap-1.5 font-medium">
+                      {workspace.remote_url ? <Globe className="size-3.5 text-muted-foreground" aria-label="Remote" /> : null}
+                      {workspace.title}
+                    </span>
+                    <span className="truncate font-mono text-xs text-muted-foreground">{workspace.slug}</span>
+                  </div>
+                </td>
+                <td className="px-3 py-2">
+                  {workspace.license ? (
+                    <Badge variant={workspace.license === 'PROPRIETARY' ? 'secondary' : 'outline'}>
+                      {workspace.license === 'PROPRIETARY' ? 'Proprietary' : workspace.license}
+                    </Badge>
+                  ) : (
+                    <span className="text-xs text-muted-foreground">
+                      {effective ? `${effective.license} (from ${effective.source})` : 'From the policy'}
+                    </span>
+                  )}
+                </td>
+                <td className="hidden px-3 py-2 capitalize sm:table-cell">{workspace.tier}</td>
+                <td className="hidden px-3 py-2 text-right tabular-nums sm:table-cell">{workspace.document_count}</td>
+                <td className="px-3 py-2 text-right whitespace-nowrap">
+                  <Button variant="ghost" size="icon-sm" aria-label={`Edit ${workspace.slug}`} onClick={() => { setEditing(workspace) }}>
+                    <Pencil aria-hidden="true" />
+                  </Button>
+                  <Button
+                    variant="ghost"
+                    size="icon-sm"
+                    aria-label={`Delete ${workspace.slug}`}
+                    disabled={remove.isPending || workspace.slug === 'default'}
+                    title={workspace.slug === 'default' ? 'The default workspace stays' : 'Delete an empty workspace'}
+                    onClick={() => {
+                      remove.mutate(workspace.slug, {
+                        onSuccess: () => toast.success(`${workspace.slug} is deleted`),
+                        onError: (error) => toast.error(errorMessage(error)),
+                      })
+                    }}
+                  >
+                    <Trash2 aria-hidden="true" />
+                  </Button>
+                </td>
               </tr>
-            </thead>
-            <tbody className="divide-y">
-              {items.map((workspace) => {
-                const effective = policy.data?.licenses[workspace.slug]
-                return (
-                  <tr key={workspace.slug} data-testid={`workspace-${workspace.slug}`}>
-                    <td className="px-3 py-2">
-                      <div className="grid min-w-0">
-                        <span className="flex items-center gap-1.5 font-medium">
-                          {workspace.remote_url ? <Globe className="size-3.5 text-muted-foreground" aria-label="Remote" /> : null}
-                          {workspace.title}
-                        </span>
-                        <span className="truncate font-mono text-xs text-muted-foreground">{workspace.slug}</span>
-                      </div>
-                    </td>
-                    <td className="px-3 py-2">
-                      {workspace.license ? (
-                        <Badge variant={workspace.license === 'PROPRIETARY' ? 'secondary' : 'outline'}>
-                          {workspace.license === 'PROPRIETARY' ? 'Proprietary' : workspace.license}
-                        </Badge>
-                      ) : (
-                        <span className="text-xs text-muted-foreground">
-                          {effective ? `${effective.license} (from ${effective.source})` : 'From the policy'}
-                        </span>
-                      )}
-                    </td>
-                    <td className="hidden px-3 py-2 capitalize sm:table-cell">{workspace.tier}</td>
-                    <td className="hidden px-3 py-2 text-right tabular-nums sm:table-cell">{workspace.document_count}</td>
-                    <td className="px-3 py-2 text-right whitespace-nowrap">
-                      <Button variant="ghost" size="icon-sm" aria-label={`Edit ${workspace.slug}`} onClick={() => { setEditing(workspace) }}>
-                        <Pencil aria-hidden="true" />
-                      </Button>
-                      <Button
-                        variant="ghost"
-                        size="icon-sm"
-                        aria-label={`Delete ${workspace.slug}`}
-                        disabled={remove.isPending || workspace.slug === 'default'}
-                        title={workspace.slug === 'default' ? 'The default workspace stays' : 'Delete an empty workspace'}
-                        onClick={() => {
-                          remove.mutate(workspace.slug, {
-                            onSuccess: () => toast.success(`${workspace.slug} is deleted`),
-                            onError: (error) => toast.error(errorMessage(error)),
-                          })
-                        }}
-                      >
-                        <Trash2 aria-hidden="true" />
-                      </Button>
-                    </td>
-                  </tr>
-                )
-              })}
-            </tbody>
-          </table>
-        </div>
+            )
+          })}
+        </DataTable>
       )}
       <Dialog open={editing !== null} onOpenChange={(open) => { if (!open) setEditing(null) }}>
         <DialogContent className="max-w-lg">
