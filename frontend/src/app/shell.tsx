@@ -87,7 +87,7 @@ export function Shell() {
     return (
       <AuthFrame
         title="Choose a new password"
-        description="An admin reset your password. Choose your own before you go on; the temporary one stops working."
+        description="You signed in with a temporary password, from an invitation or a reset. Choose your own before you go on; the temporary one stops working."
       >
         <ChangePasswordForm email={me.data.email} currentLabel="Temporary password" />
       </AuthFrame>
