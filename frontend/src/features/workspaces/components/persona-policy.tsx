@@ -99,7 +99,17 @@ export function PersonaPolicy() {
                   <Badge variant={entry.source === 'admin' ? 'default' : 'secondary'}>{LAYER_LABELS[entry.source]}</Badge>
                 </td>
                 <td className="px-3 py-2 text-right whitespace-nowrap">
-                  <Button variant="ghost" size="sm" onClick={() => { setPreviewing(slug) }}>Preview</Button>
+                  <Button
+                      variant="ghost"
+                      size="sm"
+                      onClick={() => {
+                        setPreviewing(slug)
+                        // The preview sits below a long table: take the person to its question.
+                        document.getElementById('preview-question')?.focus()
+                      }}
+                    >
+                      Preview
+                    </Button>
                   <Button variant="ghost" size="sm" aria-label={`Edit ${slug}`} onClick={() => { setEditing({ slug, workspaces: entry.workspaces }) }}>
                     Edit
                   </Button>
