@@ -115,6 +115,12 @@ def _ingest_files(settings: Settings, files: list[Path], workspace: str, tags: l
         migrate.upgrade(settings, url)
         report = asyncio.run(_ingest_async(settings, url, files, workspace, tags))
     counts = report.counts
+    if report.created_workspace:
+        print(
+            f"corpus: created workspace {report.created_workspace!r} (license from policy; "
+            "change it in the web app's Workspaces)",
+            file=sys.stderr,
+        )
     print(
         f"{len(files)} files: {counts['added']} added, {counts['updated']} updated, "
         f"{counts['unchanged']} unchanged, {counts['failed']} failed; "

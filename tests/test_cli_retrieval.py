@@ -55,9 +55,12 @@ def test_ingest_walks_a_folder_skips_unchanged_files_and_updates_changed_ones(
     first = _corpus(["ingest", str(docs), "--workspace", "handbook", "--tags", "ops"], data_dir)
     assert first.returncode == 0, first.stderr
     assert first.stdout.strip().splitlines()[-1].startswith("3 files: 3 added, 0 updated")
+    # The walk creates a missing workspace as an admin would, and says so (once).
+    assert "created workspace 'handbook'" in first.stderr
 
     again = _corpus(["ingest", str(docs), "--workspace", "handbook"], data_dir)
     assert "0 added, 0 updated, 3 unchanged" in again.stdout
+    assert "created workspace" not in again.stderr
 
     (docs / "deploy.md").write_text("# Deploy\n\nShip it with make release, then watch.\n")
     changed = _corpus(["ingest", str(docs), "--workspace", "handbook"], data_dir)

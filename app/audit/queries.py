@@ -60,6 +60,10 @@ async def list_audit(
         statement = statement.where(audit_log.c.action == filters.action)
     if filters.target is not None:
         statement = statement.where(audit_log.c.target_id == filters.target)
+    if filters.since is not None:
+        statement = statement.where(audit_log.c.at >= filters.since)
+    if filters.until is not None:
+        statement = statement.where(audit_log.c.at < filters.until)
     if before is not None:
         statement = statement.where(tuple_(audit_log.c.at, audit_log.c.id) < tuple_(*before))
     statement = statement.order_by(audit_log.c.at.desc(), audit_log.c.id.desc()).limit(limit)

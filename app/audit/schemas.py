@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from pydantic import BaseModel, Field
+from pydantic import AwareDatetime, BaseModel, Field
 
 from app.schemas import PlainText
 
@@ -31,3 +31,5 @@ class AuditFilters(BaseModel):
     actor: PlainText | None = Field(default=None, max_length=320)  # an account's id or email
     action: PlainText | None = Field(default=None, max_length=100)
     target: PlainText | None = Field(default=None, max_length=200)
+    since: AwareDatetime | None = Field(default=None, description="Entries at or after this time.")
+    until: AwareDatetime | None = Field(default=None, description="Entries before this time.")

@@ -17,6 +17,7 @@ from app.documents.schemas import Visibility
 from app.documents.worker import Converter
 from app.errors import AppError
 from app.rag.embeddings.base import Embedder
+from app.workspaces import service as workspaces_service
 
 
 @dataclass
@@ -24,6 +25,8 @@ class IngestReport:
     counts: Counter[str] = field(default_factory=Counter)
     chunks: int = 0
     failures: list[tuple[str, str]] = field(default_factory=list)
+    # Set when the walk created its workspace, which the command then says.
+    created_workspace: str | None = None
 
 
 def walk(paths: Sequence[Path]) -> Iterator[Path]:
@@ -52,6 +55,10 @@ async def ingest_paths(
     advance: Callable[[str], None],
 ) -> IngestReport:
     report = IngestReport()
+    async with db.write() as conn:
+        _id, created = await workspaces_service.ensure_workspace(conn, LOCAL_ADMIN, workspace)
+    if created:
+        report.created_workspace = workspace
     for path in files:
         try:
             data = path.read_bytes()

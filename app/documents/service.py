@@ -606,7 +606,7 @@ async def ingest_file(
         source=source,
     )
     converted = await _convert(principal, settings, converter, file)
-    workspace_id = await workspaces_service.ensure_workspace(conn, workspace)
+    workspace_id, _created = await workspaces_service.ensure_workspace(conn, principal, workspace)
     existing = await queries.find_by_source(
         conn, workspace_id=workspace_id, owner_id=principal.user_id, source=source
     )

@@ -57,3 +57,14 @@ async def update_workspace(
     return await workspaces_service.update_workspace(
         conn, principal, slug, data, box=resources.box, addresses=resources.addresses
     )
+
+
+@router.delete(
+    "/{slug}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    operation_id="deleteWorkspace",
+    responses={403: Forbidden.openapi(), 404: NotFound.openapi(), 409: Conflict.openapi()},
+)
+async def delete_workspace(slug: str, principal: CurrentPrincipal, conn: WriteConn) -> None:
+    """Delete an empty workspace (admins); one with documents or unrevoked keys is a 409."""
+    await workspaces_service.delete_workspace(conn, principal, slug)

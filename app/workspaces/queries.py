@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, exists, func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.engine import RowMapping
 
 from app.db.engine import ReadConnection, WriteConnection
-from app.db.tables import documents, workspaces
+from app.db.tables import api_keys, documents, workspaces
 from app.workspaces.schemas import Workspace, WorkspaceCreate, WorkspaceTarget, WorkspaceUpdate
 
 
@@ -96,6 +96,39 @@ async def update_workspace(
         update(workspaces)
         .where(workspaces.c.slug == slug)
         .values(**values, updated_at=func.now())
+        .returning(workspaces.c.id)
+    )
+    return result.first() is not None
+
+
+async def workspace_holdings(conn: ReadConnection, slug: str) -> tuple[int, int] | None:
+    """How many documents (of any visibility) and unrevoked keys the workspace holds; None
+    when there is no such workspace."""
+    documents_count = (
+        select(func.count())
+        .select_from(documents)
+        .where(documents.c.workspace_id == workspaces.c.id)
+        .scalar_subquery()
+    )
+    keys_count = (
+        select(func.count())
+        .select_from(api_keys)
+        .where(api_keys.c.workspace_id == workspaces.c.id, api_keys.c.revoked_at.is_(None))
+        .scalar_subquery()
+    )
+    row = (
+        await conn.execute(select(documents_count, keys_count).where(workspaces.c.slug == slug))
+    ).first()
+    return (int(row[0]), int(row[1])) if row else None
+
+
+async def delete_workspace(conn: WriteConnection, slug: str) -> bool:
+    """Delete an empty workspace (a document's RESTRICT keeps a full one); its revoked keys go
+    with it. False when there is no such workspace or it still holds documents."""
+    has_documents = exists().where(documents.c.workspace_id == workspaces.c.id)
+    result = await conn.execute(
+        delete(workspaces)
+        .where(workspaces.c.slug == slug, ~has_documents)
         .returning(workspaces.c.id)
     )
     return result.first() is not None

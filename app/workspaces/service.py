@@ -7,6 +7,7 @@ from __future__ import annotations
 from uuid import UUID
 
 from app.access.principal import Principal
+from app.audit import service as audit
 from app.db.engine import ReadConnection, WriteConnection
 from app.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from app.kit.addresses import PRIVATE_KINDS, AddressRefused, AddressRules
@@ -32,6 +33,17 @@ async def list_workspaces(conn: ReadConnection, principal: Principal) -> list[Wo
     private documents are not counted), or a bound key's own. Only admins see remote URLs."""
     found = await queries.list_workspaces(conn, scope=principal.workspace_scope)
     return [_shown(principal, workspace) for workspace in found]
+
+
+def _audited(workspace: Workspace) -> dict[str, str | None]:
+    """The fields an audit entry shows of a workspace (never its bearer)."""
+    return {
+        "title": workspace.title,
+        "description": workspace.description,
+        "license": workspace.license,
+        "tier": workspace.tier,
+        "remote_url": workspace.remote_url,
+    }
 
 
 def _sealed(box: SecretBox | None, token: str | None) -> bytes | None:
@@ -84,6 +96,14 @@ async def create_workspace(
         raise Conflict(f"a workspace named {data.slug!r} already exists")
     created = await queries.get_workspace(conn, data.slug)
     assert created is not None
+    await audit.record(
+        conn,
+        principal,
+        "workspace.create",
+        target_type="workspace",
+        target_id=created.slug,
+        after=_audited(created),
+    )
     return created
 
 
@@ -107,15 +127,66 @@ async def update_workspace(
     )
     await _check_remote(addresses, data.remote_url)
     sealed = _sealed(box, data.remote_token)
+    before = await queries.get_workspace(conn, slug)
     # `license: null` is meaningful ("from policy"), so explicitly set fields are all applied.
     if changes(data, required=("title", "description", "tier")) and not (
         await queries.update_workspace(conn, slug, data, remote_token_encrypted=sealed)
     ):
         raise NotFound(f"no workspace named {slug!r}")
     workspace = await queries.get_workspace(conn, slug)
-    if workspace is None:
+    if workspace is None or before is None:
         raise NotFound(f"no workspace named {slug!r}")
+    old, new = _audited(before), _audited(workspace)
+    changed = {key for key in new if old[key] != new[key]}
+    if changed or "remote_token" in data.model_fields_set:
+        await audit.record(
+            conn,
+            principal,
+            "workspace.update",
+            target_type="workspace",
+            target_id=slug,
+            before={key: old[key] for key in changed},
+            # The bearer itself is never recorded, only that it changed.
+            after={key: new[key] for key in changed}
+            | ({"remote_token": "changed"} if "remote_token" in data.model_fields_set else {}),
+        )
     return workspace
+
+
+async def delete_workspace(conn: WriteConnection, principal: Principal, slug: str) -> None:
+    """Delete an empty workspace, recorded in the audit log. One that holds documents, or that
+    an unrevoked key is bound to, stays: deleting it would take them along unseen.
+
+    Raises:
+        Forbidden: not an admin. NotFound: no such workspace. Conflict: the default workspace,
+        or one that holds documents or unrevoked keys.
+    """
+    principal.require(
+        "workspaces.manage", "only admins delete workspaces, and not with a key bound to one"
+    )
+    if slug == DEFAULT_WORKSPACE:
+        raise Conflict("the default workspace stays: documents without a workspace go there")
+    workspace = await queries.get_workspace(conn, slug)
+    holdings = await queries.workspace_holdings(conn, slug)
+    if workspace is None or holdings is None:
+        raise NotFound(f"no workspace named {slug!r}")
+    document_count, key_count = holdings
+    if document_count or key_count:
+        raise Conflict(
+            f"workspace {slug!r} holds {document_count} document(s) and {key_count} unrevoked "
+            "key(s): delete or move the documents and revoke the keys first"
+        )
+    if not await queries.delete_workspace(conn, slug):
+        # A document arrived between the count and the delete.
+        raise Conflict(f"workspace {slug!r} is not empty")
+    await audit.record(
+        conn,
+        principal,
+        "workspace.delete",
+        target_type="workspace",
+        target_id=slug,
+        before=_audited(workspace),
+    )
 
 
 async def workspace_targets(conn: ReadConnection, principal: Principal) -> list[WorkspaceTarget]:
@@ -162,15 +233,36 @@ async def write_target(conn: ReadConnection, principal: Principal, slug: str | N
     ids = await queries.workspace_ids(conn, [slug])
     if slug not in ids:
         raise ValidationFailed(
-            f"workspace: no workspace named {slug!r}", details=[{"loc": ["body", "workspace"]}]
+            f"workspace: no workspace named {slug!r} (an admin creates it first, in the web "
+            "app's Workspaces or with POST /api/workspaces)",
+            details=[{"loc": ["body", "workspace"]}],
         )
     return ids[slug]
 
 
-async def ensure_workspace(conn: WriteConnection, slug: str) -> UUID:
-    """The id of the workspace with this slug, created (titled after the slug, its license from
-    policy) when missing: for a folder walk's ingest, which API.md lets create its workspace."""
-    return await queries.ensure_workspace(conn, slug, slug.title())
+async def ensure_workspace(
+    conn: WriteConnection, principal: Principal, slug: str
+) -> tuple[UUID, bool]:
+    """The id of the workspace with this slug, and whether this call created it. A missing one
+    is created as `create_workspace` creates any (an admin's act, audited; titled after the
+    slug, its license from policy): one rule at every door, which only an operator's folder
+    walk asks to apply implicitly (API.md); an upload over HTTP or MCP names an existing one.
+
+    Raises:
+        Forbidden: the caller may not create workspaces.
+    """
+    ids = await queries.workspace_ids(conn, [slug])
+    if slug in ids:
+        return ids[slug], False
+    try:
+        created = await create_workspace(
+            conn, principal, WorkspaceCreate(slug=slug, title=slug.replace("_", " ").title())
+        )
+    except Conflict:
+        # Another writer created it meanwhile: it exists now, which is all this asks.
+        ids = await queries.workspace_ids(conn, [slug])
+        return ids[slug], False
+    return created.id, True
 
 
 async def search_scope(

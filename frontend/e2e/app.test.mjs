@@ -765,6 +765,198 @@ scenario('search keeps identifiers whole and groups hits by document; the screen
   await admin.getByLabel('Your question').waitFor()
 })
 
+/** A unique name for what one test makes on the shared server. */
+function unique(prefix) {
+  return `${prefix}-${randomBytes(4).toString('hex')}`
+}
+
+/** One MCP tool call over streamable HTTP with an API key, as a client sends it (the server is
+ *  stateless with JSON replies): `{ status, result }`. */
+async function mcpCall(key, name, args) {
+  const reply = await fetch(`${corpus.url}/mcp`, {
+    method: 'POST',
+    headers: {
+      Authorization: `Bearer ${key}`,
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+  })
+  const text = await reply.text()
+  return { status: reply.status, result: reply.ok ? JSON.parse(text).result : null }
+}
+
+scenario('an admin invites a person, who must change the temporary password; a role change is audited; a locked account is unlocked', async (screens) => {
+  const admin = await screens.adminPage()
+  const email = `${unique('invitee')}@example.com`
+  await admin.goto('/people')
+  await admin.getByRole('table', { name: 'People and agents' }).waitFor()
+  await admin.getByRole('button', { name: 'Invite', exact: true }).click()
+  const inviting = admin.getByRole('dialog')
+  await inviting.getByLabel('Email', { exact: true }).fill(email)
+  await inviting.getByLabel('Name', { exact: true }).fill('Ivy Invitee')
+  await inviting.getByRole('button', { name: 'Invite', exact: true }).click()
+  const password = (await inviting.getByLabel('Temporary password').textContent()).trim()
+  assert.ok(password.length >= 12, 'a temporary password is shown')
+  await screens.shoot(admin, 'people-invited')
+  await admin.getByRole('button', { name: 'Done' }).click()
+
+  const invitee = await screens.page()
+  await invitee.goto('/login')
+  await invitee.getByLabel('Email').fill(email)
+  await invitee.getByLabel('Password').fill(password)
+  await invitee.getByRole('button', { name: 'Sign in' }).click()
+  await invitee.getByRole('heading', { name: 'Choose a new password' }).waitFor()
+  await invitee.getByLabel('Temporary password').fill(password)
+  await invitee.getByLabel('New password', { exact: true }).fill('ivy chose this passphrase')
+  await invitee.getByLabel('Confirm new password').fill('ivy chose this passphrase')
+  await invitee.getByRole('button', { name: 'Change password' }).click()
+  await invitee.getByRole('navigation', { name: 'Main' }).waitFor()
+  // A viewer is offered no admin screen, and the server refuses the calls anyway.
+  assert.equal(await invitee.getByRole('link', { name: 'People' }).count(), 0)
+  await invitee.goto('/people')
+  await invitee.getByText('For admins only').waitFor()
+  assert.equal((await call(invitee, 'GET', '/api/people')).status, 403)
+  assert.equal((await call(invitee, 'GET', '/api/audit')).status, 403)
+
+  // The role change, then the audit log with its before and after.
+  await admin.getByLabel('Role of Ivy Invitee').selectOption('editor')
+  const people = await eventually(async () => {
+    const listed = await call(admin, 'GET', '/api/people?limit=200')
+    const found = listed.body.items.find((p) => p.email === email)
+    assert.equal(found.role, 'editor')
+    return found
+  })
+  await admin.goto('/audit')
+  const filters = admin.getByRole('form', { name: 'Filter the audit log' })
+  await filters.getByLabel('Action', { exact: true }).fill('user.update')
+  await filters.getByLabel('Target', { exact: true }).fill(people.id)
+  await filters.getByRole('button', { name: 'Filter' }).click()
+  const changes = admin.getByRole('table', { name: 'Changes of user.update' }).first()
+  const role = changes.getByRole('row', { name: /role/ })
+  await eventually(async () => {
+    assert.deepEqual(await role.getByRole('cell').allTextContents(), ['viewer', 'editor'])
+  })
+  await screens.shoot(admin, 'audit')
+
+  // Eight wrong guesses lock the account; the admin sees it under Locked and unlocks it.
+  for (let i = 0; i < 8; i++) {
+    const guess = await fetch(`${corpus.url}/api/auth/login`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ email, password: `wrong guess ${i}` }),
+    })
+    assert.equal(guess.status, 401)
+  }
+  await admin.goto('/people')
+  await admin.getByRole('button', { name: /^Locked/ }).click()
+  const row = admin.getByTestId(`person-${email}`)
+  await row.getByText('Locked').waitFor()
+  await screens.shoot(admin, 'people')
+  await row.getByRole('button', { name: 'Actions for Ivy Invitee' }).click()
+  await admin.getByRole('menuitem', { name: 'Unlock' }).click()
+  await eventually(async () => {
+    const listed = await call(admin, 'GET', '/api/people?limit=200')
+    assert.equal(listed.body.items.find((p) => p.email === email).locked, false)
+  })
+  await row.waitFor({ state: 'detached' })
+})
+
+scenario('a key bound to a workspace works at /mcp there only, with the Claude Code snippet, until it is revoked', async (screens) => {
+  const admin = await screens.adminPage()
+  await admin.context().grantPermissions(['clipboard-read', 'clipboard-write'])
+  const workspace = unique('ws')
+  const agent = `${unique('agent')}@example.com`
+  await admin.goto('/people')
+  assert.equal((await call(admin, 'POST', '/api/workspaces', { slug: workspace, title: 'Agent desk' })).status, 201)
+  assert.equal((await call(admin, 'POST', '/api/people', { email: agent, display_name: 'Desk bot', role: 'editor', kind: 'agent' })).status, 201)
+  await admin.reload()
+  await admin.getByRole('table', { name: 'People and agents' }).waitFor()
+  await admin.getByTestId(`person-${agent}`).getByRole('button', { name: 'Actions for Desk bot' }).click()
+  await admin.getByRole('menuitem', { name: 'Mint a key' }).click()
+  const keyName = unique('desk')
+  const minting = admin.getByRole('dialog')
+  await minting.getByLabel('Name', { exact: true }).fill(keyName)
+  await minting.getByLabel('Workspace', { exact: true }).selectOption(workspace)
+  await minting.getByRole('button', { name: 'Mint key' }).click()
+  const key = (await minting.getByLabel('The new API key').textContent()).trim()
+  assert.match(key, /^ck_[A-Za-z0-9_-]{32,}$/)
+  await admin.getByRole('button', { name: 'Copy the Claude Code snippet' }).click()
+  const copied = await eventually(async () => {
+    const text = await admin.evaluate(() => navigator.clipboard.readText())
+    assert.match(text, /^claude mcp add --transport http corpus /)
+    return text
+  })
+  assert.ok(copied.includes(`${corpus.url}/mcp`) && copied.includes(`Bearer ${key}`), copied)
+  await screens.shoot(admin, 'key-minted')
+  await admin.getByRole('button', { name: 'Done' }).click()
+
+  // The key writes to its workspace and nowhere else, and lists only what is there.
+  const inside = await mcpCall(key, 'upload_document', { title: 'Desk notes', content: 'The desk opens at nine.' })
+  assert.equal(inside.status, 200)
+  assert.notEqual(inside.result.isError, true, JSON.stringify(inside.result))
+  const outside = await mcpCall(key, 'upload_document', { title: 'Elsewhere', content: 'Not here.', workspace: 'default' })
+  assert.equal(outside.result.isError, true)
+  assert.match(outside.result.content[0].text, /forbidden: /)
+  const listed = await mcpCall(key, 'list_documents', {})
+  const workspaces = new Set(listed.result.structuredContent.items.map((d) => d.workspace))
+  assert.deepEqual([...workspaces], [workspace])
+
+  await admin.getByTestId(`key-${keyName}`).getByRole('button', { name: `Revoke ${keyName}` }).click()
+  await admin.getByRole('button', { name: `Confirm revoking ${keyName}` }).click()
+  await admin.getByTestId(`key-${keyName}`).waitFor({ state: 'detached' })
+  assert.equal((await mcpCall(key, 'whoami', {})).status, 401)
+
+  // Connect an agent: this server's URL, and each client's OAuth form without a key.
+  await admin.goto('/connect')
+  await admin.getByLabel('MCP URL').getByText(`${corpus.url}/mcp`).waitFor()
+  await admin.getByRole('tab', { name: 'Cursor' }).click()
+  assert.doesNotMatch(await admin.getByLabel('Cursor configuration').textContent(), /Bearer/)
+  await screens.shoot(admin, 'connect')
+})
+
+scenario('a licensed workspace shows in a persona’s footnote, and an edit in the admin layer changes the preview', async (screens) => {
+  const admin = await screens.adminPage()
+  const workspace = unique('lic')
+  const persona = unique('persona')
+  await admin.goto('/workspaces')
+  await admin.getByRole('button', { name: 'New workspace' }).click()
+  const creating = admin.getByRole('dialog')
+  await creating.getByLabel('Name', { exact: true }).fill(workspace)
+  await creating.getByLabel('Title', { exact: true }).fill('Licensed notes')
+  await creating.getByLabel('License', { exact: true }).selectOption('spdx')
+  await creating.getByLabel('SPDX id').fill('CC-BY-4.0')
+  await creating.getByLabel('Searched on another server').check()
+  await creating.getByText('Everyone who may read this workspace searches with this key').waitFor()
+  await screens.shoot(admin, 'workspace-new')
+  await creating.getByLabel('Searched on another server').uncheck()
+  await creating.getByRole('button', { name: 'Create workspace' }).click()
+  await admin.getByTestId(`workspace-${workspace}`).getByText('CC-BY-4.0').waitFor()
+  await created(adminApi().then((call) => call('POST', '/api/documents', {
+    title: 'Glacier survey', content: 'The glacier survey counts crevasses every spring.', workspace,
+  })))
+
+  await admin.getByRole('button', { name: 'New persona' }).click()
+  await admin.getByRole('dialog').getByLabel('Persona', { exact: true }).fill(persona)
+  await admin.getByRole('dialog').getByLabel('Workspaces', { exact: true }).fill(workspace)
+  await admin.getByRole('dialog').getByRole('button', { name: 'Save' }).click()
+  const row = admin.getByTestId(`persona-${persona}`)
+  await row.getByText('Admin').waitFor()
+  await row.getByRole('button', { name: 'Preview' }).click()
+  await admin.getByLabel('Question', { exact: true }).fill('glacier survey crevasses')
+  await admin.getByRole('button', { name: 'Preview', exact: true }).last().click()
+  const block = admin.getByLabel('Context block')
+  await eventually(async () => assert.match(await block.textContent(), /CC-BY-4\.0/))
+  await screens.shoot(admin, 'workspaces')
+
+  await row.getByRole('button', { name: `Edit ${persona}` }).click()
+  await admin.getByRole('dialog').getByLabel('Workspaces', { exact: true }).fill('default')
+  await admin.getByRole('dialog').getByRole('button', { name: 'Save' }).click()
+  await admin.getByRole('dialog').waitFor({ state: 'detached' })
+  await admin.getByRole('button', { name: 'Preview', exact: true }).last().click()
+  await eventually(async () => assert.doesNotMatch(await block.textContent(), /CC-BY-4\.0/))
+})
+
 for (const { name, body } of inTestOrder(scenarios)) {
   test(name, { timeout: TEST_TIMEOUT_MS }, async (t) => {
     const screens = new Screens()

@@ -118,6 +118,14 @@ async def _create_workspace(_world: World) -> tuple[str, str, Any]:
     return "POST", "/api/workspaces", {"slug": f"ws-{uuid.uuid4().hex[:8]}", "title": "W"}
 
 
+async def _delete_workspace(world: World) -> tuple[str, str, Any]:
+    slug = f"ws-{uuid.uuid4().hex[:8]}"
+    await workspaces_service.create_workspace(
+        world.write, LOCAL_ADMIN, WorkspaceCreate(slug=slug, title="Doomed")
+    )
+    return "DELETE", f"/api/workspaces/{slug}", None
+
+
 async def _get_document(world: World) -> tuple[str, str, Any]:
     return "GET", f"/api/documents/{await world.document()}", None
 
@@ -190,6 +198,7 @@ MATRIX: list[tuple[str, Request, tuple[int, int, int, int, int, int]]] = [
         fixed("PATCH", "/api/workspaces/default", {"description": "D"}),
         (401, 403, 403, 200, 403, 401),
     ),
+    ("DELETE /api/workspaces/{slug}", _delete_workspace, (401, 403, 403, 204, 403, 401)),
     (
         "POST /api/documents",
         fixed("POST", "/api/documents", {"title": "T", "content": "Some content."}),
@@ -413,6 +422,7 @@ BOUND_ADMIN: dict[str, int] = {
     "GET /api/workspaces": 200,
     "POST /api/workspaces": 403,
     "PATCH /api/workspaces/{slug}": 403,
+    "DELETE /api/workspaces/{slug}": 403,
     "POST /api/documents": 201,
     "GET /api/documents": 200,
     "GET /api/documents/{document_id}": 404,

@@ -235,6 +235,27 @@ async def test_the_audit_log_filters_and_pages(
     assert bad.status_code == 422
 
 
+async def test_the_audit_log_filters_by_time(
+    client: httpx.AsyncClient, conn: AsyncConnection, admin: Account
+) -> None:
+    person = await make_account(conn, "viewer")
+    await client.patch(
+        f"/api/people/{person.user.id}", json={"display_name": "Timed"}, headers=admin.bearer
+    )
+    [entry] = await _audit(client, admin, action="user.update", target=str(person.user.id))
+    at = entry["at"]
+    # One test is one transaction: every entry it writes carries the same time.
+    target = {"action": "user.update", "target": str(person.user.id)}
+    assert [e["id"] for e in await _audit(client, admin, **target, since=at)] == [entry["id"]]
+    assert await _audit(client, admin, **target, until=at) == []
+    assert await _audit(client, admin, since="2999-01-01T00:00:00Z") == []
+    naive = await client.get(
+        "/api/audit", params={"since": "2026-01-01T00:00:00"}, headers=admin.bearer
+    )
+    assert naive.status_code == 422
+    assert naive.json()["error"]["code"] == "validation_error"
+
+
 async def test_keys_and_sign_ups_are_audited_without_their_secrets(
     client: httpx.AsyncClient, conn: AsyncConnection, admin: Account
 ) -> None:

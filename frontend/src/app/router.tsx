@@ -36,6 +36,11 @@ export const routes: RouteObject[] = [
         lazy: async () => ({ Component: (await import('@/app/routes/document')).DocumentRoute }),
       },
       { path: 'account', element: <AccountRoute /> },
+      // The admins' screens (issue #31), loaded when first opened.
+      { path: 'people', lazy: async () => ({ Component: (await import('@/app/routes/people')).PeopleRoute }) },
+      { path: 'connect', lazy: async () => ({ Component: (await import('@/app/routes/connect')).ConnectRoute }) },
+      { path: 'workspaces', lazy: async () => ({ Component: (await import('@/app/routes/workspaces')).WorkspacesRoute }) },
+      { path: 'audit', lazy: async () => ({ Component: (await import('@/app/routes/audit')).AuditRoute }) },
       { path: '*', element: <NotFoundRoute /> },
     ],
   },

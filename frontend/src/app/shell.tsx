@@ -3,14 +3,18 @@ import {
   FileText,
   Home,
   LayoutDashboard,
+  Layers,
   LoaderCircle,
   LogOut,
   Menu,
   MessagesSquare,
   PanelLeftClose,
   PanelLeftOpen,
+  Plug,
+  ScrollText,
   Search,
   UserRound,
+  Users,
 } from 'lucide-react'
 import { useEffect, useRef, useState, type SubmitEvent } from 'react'
 import { Navigate, NavLink, Outlet, useLocation, useNavigate } from 'react-router'
@@ -46,6 +50,14 @@ const NAV = [
   { to: '/dashboard', label: 'Dashboard', icon: LayoutDashboard, end: false },
 ]
 
+// Under a divider, for admins (../shared/notes/ui.md, "Frame").
+const ADMIN_NAV = [
+  { to: '/people', label: 'People', icon: Users, end: false },
+  { to: '/workspaces', label: 'Workspaces', icon: Layers, end: false },
+  { to: '/audit', label: 'Audit log', icon: ScrollText, end: false },
+  { to: '/connect', label: 'Connect an agent', icon: Plug, end: false },
+]
+
 const COLLAPSED_KEY = 'corpus.sidebar.collapsed'
 
 /** The signed-in app: sidebar, top bar and the screen. Signed out, it sends the person to sign
@@ -79,7 +91,7 @@ export function Shell() {
     return (
       <AuthFrame
         title="Choose a new password"
-        description="An admin reset your password. Choose your own before you go on; the temporary one stops working."
+        description="You signed in with a temporary password, from an invitation or a reset. Choose your own before you go on; the temporary one stops working."
       >
         <ChangePasswordForm email={me.data.email} currentLabel="Temporary password" />
       </AuthFrame>
@@ -169,8 +181,8 @@ function Sidebar({ me, collapsed, onToggle }: { me: Me; collapsed: boolean; onTo
       </div>
       <nav aria-label="Main" className="flex-1 overflow-y-auto p-2">
         <ul className="grid gap-0.5">
-          {NAV.map(({ to, label, icon: Icon, end }) => (
-            <li key={to}>
+          {[...NAV, ...(me.actions.includes('people.manage') ? ADMIN_NAV : [])].map(({ to, label, icon: Icon, end }) => (
+            <li key={to} className={cn(to === ADMIN_NAV[0]?.to && 'mt-2 border-t pt-2')}>
               <NavLink
                 to={to}
                 end={end}

@@ -1,5 +1,5 @@
 import { LogOut } from 'lucide-react'
-import { useNavigate, useOutletContext } from 'react-router'
+import { Link, useNavigate, useOutletContext } from 'react-router'
 
 import { Badge } from '@/components/ui/badge'
 import { Button } from '@/components/ui/button'
@@ -75,6 +75,14 @@ export function AccountRoute() {
         </CardHeader>
         <CardContent>
           <ConnectionsList />
+          {me.role === 'admin' ? (
+            <p className="mt-3 text-sm text-muted-foreground">
+              API keys for agents and other people are on{' '}
+              <Link to="/people" className="font-medium text-foreground underline underline-offset-4">People</Link>; the
+              clients&apos; configuration is on{' '}
+              <Link to="/connect" className="font-medium text-foreground underline underline-offset-4">Connect an agent</Link>.
+            </p>
+          ) : null}
         </CardContent>
       </Card>
       {me.role === 'admin' ? (

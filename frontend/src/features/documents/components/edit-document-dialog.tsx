@@ -102,7 +102,7 @@ function EditForm({ id, onDone }: { id: string; onDone: () => void }) {
         </Field>
         <Field id="edit-visibility" label="Who can see it">
           <NativeSelect id="edit-visibility" name="visibility" defaultValue={doc.visibility}>
-            <option value="org">Everyone in the organisation</option>
+            <option value="org">Everyone</option>
             <option value="private">Only me</option>
           </NativeSelect>
         </Field>

@@ -60,7 +60,7 @@ export function SearchResults() {
       <form role="search" onSubmit={submit} className="flex gap-2">
         <Input
           aria-label="Search the corpus"
-          placeholder="Ask in your own words, or search for exact terms…"
+          placeholder="Search by meaning or for exact terms…"
           value={text}
           onChange={(event) => { setDraft({ for: query, text: event.target.value }) }}
           className="h-10 text-base"
