@@ -27,7 +27,7 @@ from app.asking import records
 from app.asking import service as asking_service
 from app.asking.schemas import Answer, ResearchJob
 from app.errors import AppError, NotFound
-from app.mcp.tools import _caller
+from app.mcp.tools import caller
 from app.resources import Resources
 
 TASKS = "io.modelcontextprotocol/tasks"
@@ -125,7 +125,7 @@ class ResearchTasks(Extension):
             return await call_next(ctx)  # the tool's own argument errors
         current = self._resources()
         try:
-            principal = _caller()
+            principal = caller()
             started = await asking_service.research(
                 current.asking(), current.jobs, principal, question, wait=False
             )
@@ -141,7 +141,7 @@ class ResearchTasks(Extension):
     async def _job(self, ctx: ServerRequestContext[Any, Any], task_id: str) -> ResearchJob:
         require_client_extension(ctx, TASKS)
         try:
-            return await asking_service.research_job(self._resources().asking(), _caller(), task_id)
+            return await asking_service.research_job(self._resources().asking(), caller(), task_id)
         except NotFound:
             raise _unknown(task_id) from None
 
@@ -154,7 +154,7 @@ class ResearchTasks(Extension):
         await self._job(ctx, params.task_id)
         current = self._resources()
         await asking_service.cancel_research(
-            current.asking(), current.jobs, _caller(), params.task_id
+            current.asking(), current.jobs, caller(), params.task_id
         )
         return {}
 

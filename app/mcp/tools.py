@@ -67,7 +67,7 @@ class Deleted(BaseModel):
     deleted: UUID
 
 
-def _caller(*, temporary_password_ok: bool = False) -> Principal:
+def caller(*, temporary_password_ok: bool = False) -> Principal:
     """The person or agent behind the call's credential.
 
     Raises:
@@ -155,7 +155,7 @@ class Tools:
     @_listed("Who am I", READS)
     async def whoami(self) -> Me:
         """Who you are to Corpus: your account, role, persona, and the tools your role allows."""
-        return auth_service.me(_caller(temporary_password_ok=True))
+        return auth_service.me(caller(temporary_password_ok=True))
 
     @_listed("Search the docs", READS)
     async def search_docs(
@@ -167,7 +167,7 @@ class Tools:
         mode: SearchMode = "hybrid",
     ) -> SearchResult:
         """Search the corpus (hybrid: meaning and keywords). Each hit says why it ranked."""
-        principal = _caller()
+        principal = caller()
         async with self._writing() as (conn, current):
             request = SearchRequest(
                 query=query, workspaces=workspaces, tags=tags, top_k=top_k, mode=mode
@@ -195,7 +195,7 @@ class Tools:
     ) -> DocumentCreated:
         """Add a document: Markdown or text in `content`, or a file (PDF, DOCX, HTML, ...) in
         `content_base64` with its `filename`."""
-        principal = _caller()
+        principal = caller()
         if (content is None) == (content_base64 is None):
             raise ValidationFailed("send either content or content_base64")
         document: DocumentCreate | documents_service.FileUpload
@@ -241,7 +241,7 @@ class Tools:
     ) -> Page[Document]:
         """List the documents you may see, newest change first; filter by workspace, tag, or
         words of the title."""
-        principal = _caller()
+        principal = caller()
         async with self._reading() as (conn, _current):
             return await documents_service.list_documents(
                 conn,
@@ -260,7 +260,7 @@ class Tools:
     ) -> DocumentText:
         """Read a document: all of it, or its chunks from `chunk_start` to `chunk_end`
         (inclusive ordinals, as search hits give them)."""
-        principal = _caller()
+        principal = caller()
         async with self._reading() as (conn, _current):
             return await documents_service.read(
                 conn, principal, document_id, chunk_start=chunk_start, chunk_end=chunk_end
@@ -269,7 +269,7 @@ class Tools:
     @_listed("Delete a document", DELETES)
     async def delete_document(self, document_id: UUID) -> Deleted:
         """Delete a document (editors: their own; admins: any `org` document)."""
-        principal = _caller()
+        principal = caller()
         async with self._writing() as (conn, _current):
             await documents_service.delete(conn, principal, document_id)
         return Deleted(deleted=document_id)
@@ -280,7 +280,7 @@ class Tools:
     ) -> Answer:
         """Ask a question of the corpus; the answer cites the passages it rests on (`auto`
         picks deep research for comparisons, several questions or long briefs)."""
-        principal = _caller()
+        principal = caller()
         # MCP keeps no chats: each question runs on its own, read-only (annotated so).
         asking = self._resources().asking()
         return await asking_service.ask_once(asking, principal, question, mode=mode, door=DOOR)
@@ -289,7 +289,7 @@ class Tools:
     async def deep_research(self, question: Annotated[str, Field(min_length=1)]) -> Answer:
         """Research a question in depth across the corpus: the answer within about 45 s, or a
         job_id to pass to research_result (queued behind your other research, if it runs)."""
-        principal = _caller()
+        principal = caller()
         current = self._resources()
         return await asking_service.research(current.asking(), current.jobs, principal, question)
 
@@ -297,7 +297,7 @@ class Tools:
     async def research_result(self, job_id: str) -> Answer:
         """The answer of a deep_research job (from any server of this Corpus), or that it is
         still running, or why it failed."""
-        principal = _caller()
+        principal = caller()
         asking = self._resources().asking()
         return await asking_service.research_result(asking, principal, job_id)
 
@@ -315,7 +315,7 @@ class Tools:
     ) -> KnowledgeResults:
         """Search the workspaces your persona routes to (or some of them), in priority order,
         each result with its workspace's license; workspaces that failed are listed."""
-        principal = _caller()
+        principal = caller()
         return await routing_service.routed_search(
             self._resources().routing,
             principal,
@@ -328,7 +328,7 @@ class Tools:
     @_listed("List workspaces and licenses", READS)
     async def rag_workspaces(self) -> RoutedWorkspaces:
         """The workspaces you may search, with each one's license, tier and description."""
-        principal = _caller()
+        principal = caller()
         async with self._reading() as (conn, current):
             return await routing_service.routed_workspaces(conn, current.routing, principal)
 
@@ -336,7 +336,7 @@ class Tools:
     async def rag_policy(self, persona: str | None = None) -> Policy:
         """The effective routing policy (one persona's with `persona`), and the layer each
         entry came from: builtin, file or admin."""
-        principal = _caller()
+        principal = caller()
         async with self._reading() as (conn, current):
             return await routing_admin.effective_policy(
                 conn, current.routing, principal, persona=persona
@@ -345,7 +345,7 @@ class Tools:
     @_listed("Search cache figures", READS)
     async def rag_cache_stats(self) -> CacheStats:
         """The search cache's size, hits, misses, hit rate, TTL and capacity (admins)."""
-        principal = _caller()
+        principal = caller()
         return routing_service.cache_stats(self._resources().routing, principal)
 
     @_listed("Build a context block", READS)
@@ -357,7 +357,7 @@ class Tools:
     ) -> ContextBlock:
         """A context block for a system prompt from your persona's workspaces: cited passages
         within the token budget, and a footnote with their licenses."""
-        principal = _caller()
+        principal = caller()
         request = ContextRequest(query=query, persona=persona, token_budget=token_budget)
         return await routing_service.context_block(self._resources().routing, principal, request)
 
