@@ -288,7 +288,8 @@ class Tools:
     @_listed("Research a question", READS)
     async def deep_research(self, question: Annotated[str, Field(min_length=1)]) -> Answer:
         """Research a question in depth across the corpus: the answer within about 45 s, or a
-        job_id to pass to research_result (queued behind your other research, if it runs)."""
+        job_id to pass to research_result (queued behind your other research, if it runs). A
+        client with the tasks extension gets a task to poll, wait on or cancel instead."""
         principal = caller()
         current = self._resources()
         return await asking_service.research(current.asking(), current.jobs, principal, question)
