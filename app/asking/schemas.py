@@ -78,6 +78,16 @@ class Answer(BaseModel):
     reason: str = ""
     steps: list[str] = Field(default_factory=list)
 
+    def linked(self, base_url: str) -> Answer:
+        """The answer with its citations' links absolute under `base_url`: for a client that
+        reads it outside the web app (an agent over MCP), where a path alone leads nowhere."""
+        base = base_url.rstrip("/")
+        citations = [
+            c.model_copy(update={"url": base + c.url}) if c.url.startswith("/") else c
+            for c in self.citations
+        ]
+        return self.model_copy(update={"citations": citations})
+
     @classmethod
     def pending(cls, job_id: UUID, ahead: int | None = None) -> Answer:
         """A research job without its answer yet: running, or queued with `ahead` of the

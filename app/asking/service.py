@@ -159,9 +159,15 @@ async def research_result(asking: Asking, principal: Principal, job_id: str) -> 
     if found.status == "running":
         # Queued here, it says how many are ahead; another replica's says running.
         return Answer.pending(job, asking.limits.queued_ahead(job))
-    if found.status == "failed" or found.result is None:
-        return Answer.failed(job, found.error or "the research failed")
-    return found.result.model_copy(update={"job_id": job_id, "status": "done"})
+    return finished_answer(found)
+
+
+def finished_answer(job: ResearchJob) -> Answer:
+    """A finished job's reply: its answer, or why it failed (`research_result`, and an MCP
+    task's result)."""
+    if job.status == "failed" or job.result is None:
+        return Answer.failed(job.id, job.error or "the research failed")
+    return job.result.model_copy(update={"job_id": str(job.id), "status": "done"})
 
 
 async def research_job(asking: Asking, principal: Principal, job_id: str) -> ResearchJob:

@@ -60,7 +60,7 @@ def _tool_result(answer: Answer) -> dict[str, Any]:
     return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-def _task(job: ResearchJob) -> dict[str, Any]:
+def _task(job: ResearchJob, base_url: str) -> dict[str, Any]:
     """A research job as the extension's `DetailedTask`: a job that failed is a completed
     task whose result says why (the spec keeps `failed` for protocol errors), one cancelled by
     its owner a cancelled task."""
@@ -75,11 +75,11 @@ def _task(job: ResearchJob) -> dict[str, Any]:
         return {**task, "status": "working"}
     if job.status == "failed" and job.error == records.CANCELLED:
         return {**task, "status": "cancelled", "statusMessage": records.CANCELLED}
-    if job.status == "failed" or job.result is None:
-        answer = Answer.failed(job.id, job.error or "the research failed")
-    else:
-        answer = job.result.model_copy(update={"job_id": str(job.id), "status": "done"})
-    return {**task, "status": "completed", "result": _tool_result(answer)}
+    return {
+        **task,
+        "status": "completed",
+        "result": _tool_result(asking_service.finished_answer(job)),
+    }
 
 
 def _declared(ctx: ServerRequestContext[Any, Any]) -> bool:
@@ -136,7 +136,7 @@ class ResearchTasks(Extension):
             text = f"Error executing tool {params.name}: {exc.code}: {exc.message}"
             return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
         # Durable before it is announced: the job's row is committed, any replica answers.
-        return {**_task(job), "resultType": "task"}
+        return {**_task(job, current.settings.public_url), "resultType": "task"}
 
     async def _job(self, ctx: ServerRequestContext[Any, Any], task_id: str) -> ResearchJob:
         require_client_extension(ctx, TASKS)
@@ -146,7 +146,8 @@ class ResearchTasks(Extension):
             raise _unknown(task_id) from None
 
     async def _get(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> HandlerResult:
-        return _task(await self._job(ctx, params.task_id))
+        job = await self._job(ctx, params.task_id)
+        return _task(job, self._resources().settings.public_url)
 
     async def _cancel(
         self, ctx: ServerRequestContext[Any, Any], params: TaskParams

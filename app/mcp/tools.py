@@ -282,8 +282,11 @@ class Tools:
         picks deep research for comparisons, several questions or long briefs)."""
         principal = caller()
         # MCP keeps no chats: each question runs on its own, read-only (annotated so).
-        asking = self._resources().asking()
-        return await asking_service.ask_once(asking, principal, question, mode=mode, door=DOOR)
+        current = self._resources()
+        answer = await asking_service.ask_once(
+            current.asking(), principal, question, mode=mode, door=DOOR
+        )
+        return answer.linked(current.settings.public_url)
 
     @_listed("Research a question", READS)
     async def deep_research(self, question: Annotated[str, Field(min_length=1)]) -> Answer:
@@ -292,15 +295,17 @@ class Tools:
         client with the tasks extension gets a task to poll, wait on or cancel instead."""
         principal = caller()
         current = self._resources()
-        return await asking_service.research(current.asking(), current.jobs, principal, question)
+        answer = await asking_service.research(current.asking(), current.jobs, principal, question)
+        return answer.linked(current.settings.public_url)
 
     @_listed("Get a research result", READS)
     async def research_result(self, job_id: str) -> Answer:
         """The answer of a deep_research job (from any server of this Corpus), or that it is
         still running, or why it failed."""
         principal = caller()
-        asking = self._resources().asking()
-        return await asking_service.research_result(asking, principal, job_id)
+        current = self._resources()
+        answer = await asking_service.research_result(current.asking(), principal, job_id)
+        return answer.linked(current.settings.public_url)
 
     # --- multi-corpus routing (API.md, "Multi-corpus") ---------------------------------------
     # These open no request transaction: the routing service reads the policy in a short one

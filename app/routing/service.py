@@ -188,6 +188,18 @@ async def _knowledge(
     else:
         chosen = [w for w in within or () if w in plan.targets]
     refused: list[Failure] = []
+    if routed:
+        # A persona routed to workspaces this server does not have says so, rather than
+        # answering nothing with no word why (the policy lists them for anyone to read).
+        refused = [
+            Failure(
+                workspace=w,
+                reason=f"not_found: persona {plan.persona!r} routes to workspace {w!r}, which "
+                "does not exist on this server",
+            )
+            for w in plan.route.missing
+            if within is None or w in within
+        ]
     if report_refused:
         refused = [
             Failure(workspace=w, reason=f"not_found: no workspace named {w!r} that you may search")

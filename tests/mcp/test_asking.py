@@ -56,7 +56,8 @@ async def test_ask_docs_answers_with_citations(corpus: Running) -> None:
     assert answer["answer"] == "Run make rollback [1]."
     assert (answer["mode"], answer["extractive"]) == ("fast", False)
     assert [c["title"] for c in answer["citations"]] == ["Deploy rollback"]
-    assert answer["citations"][0]["url"].startswith("/documents/")
+    # Absolute: an agent reads it outside the web app.
+    assert answer["citations"][0]["url"].startswith(f"{corpus.url}/documents/")
     assert answer["steps"] == ['search: "roll back a deploy"']
 
 

@@ -515,6 +515,10 @@ async def test_the_rag_tools_answer_over_mcp_as_the_http_doors_do(corpus: Runnin
     assert listed["default"]["license"] == "PROPRIETARY"
     assert searched["workspaces"] == ["framework_prisma"]
     assert {r["workspace"] for r in searched["results"]} == {"framework_prisma"}
+    # The persona names a workspace this server lacks: the reply says so, not only nothing.
+    assert [(f["workspace"], f["reason"].split(":")[0]) for f in searched["failures"]] == [
+        ("web_platform", "not_found")
+    ]
     assert block["persona"] == "hiroshi"
     assert block["block"].rsplit("\n\n", 1)[1].startswith(FOOTNOTE_LEAD)
     assert _tool_error(stats) == "forbidden"
