@@ -62,6 +62,7 @@ def check(text: str, retrieved: dict[int, Retrieved], readable: Collection[UUID]
                 title=entry.title,
                 heading_path=entry.heading_path,
                 text=entry.text,
+                workspace=entry.workspace,
             )
         )
     return Checked(

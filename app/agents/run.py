@@ -40,6 +40,8 @@ class Retrieved:
     title: str
     heading_path: list[str]
     text: str
+    # The workspace of its document (a citation's preview names it).
+    workspace: str
 
 
 @dataclass
@@ -50,7 +52,14 @@ class Ledger:
     best_similarity: float | None = None
 
     def add(
-        self, *, chunk_id: UUID, document_id: UUID, title: str, heading_path: list[str], text: str
+        self,
+        *,
+        chunk_id: UUID,
+        document_id: UUID,
+        title: str,
+        heading_path: list[str],
+        text: str,
+        workspace: str,
     ) -> Retrieved:
         known = self.by_chunk.get(chunk_id)
         if known is not None:
@@ -62,6 +71,7 @@ class Ledger:
             title=title,
             heading_path=heading_path,
             text=text,
+            workspace=workspace,
         )
         self.by_chunk[chunk_id] = entry
         return entry

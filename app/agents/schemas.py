@@ -45,6 +45,8 @@ class Citation(BaseModel):
     heading_path: list[str]
     snippet: str
     url: str
+    # The cited document's workspace (empty in answers kept before citations named it).
+    workspace: str = ""
 
     @classmethod
     def of(
@@ -56,6 +58,7 @@ class Citation(BaseModel):
         title: str,
         heading_path: list[str],
         text: str,
+        workspace: str,
     ) -> Citation:
         """The citation `[key]` of a chunk: its snippet, and the link to it in the web app."""
         return cls(
@@ -66,4 +69,5 @@ class Citation(BaseModel):
             heading_path=heading_path,
             snippet=text[:SNIPPET_CHARS],
             url=chunk_url(document_id, chunk_id),
+            workspace=workspace,
         )

@@ -111,6 +111,7 @@ async def search_corpus(run: Run, args: SearchArgs) -> str:
             title=hit.title,
             heading_path=hit.heading_path,
             text=hit.text,
+            workspace=hit.workspace,
         )
         lines.append(
             f"[{entry.key}] {_where(hit.title, hit.heading_path)} "
@@ -140,6 +141,7 @@ async def read_document(run: Run, args: ReadArgs) -> str:
             title=document.title,
             heading_path=chunk.heading_path,
             text=chunk.text,
+            workspace=document.workspace,
         )
         parts.append(f"[{entry.key}] (chunk {chunk.ordinal}) {_clip(chunk.text, PASSAGE_CHARS)}")
     return _clip("\n\n".join(parts), RESULT_CHARS)

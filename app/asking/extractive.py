@@ -144,6 +144,7 @@ def answer(hits: Sequence[SearchHit], *, mode: str, question: str = "") -> Answe
             title=hit.title,
             heading_path=hit.heading_path,
             text=hit.text,
+            workspace=hit.workspace,
         )
         for i, hit in enumerate(hits, start=1)
     ]

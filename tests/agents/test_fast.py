@@ -43,6 +43,8 @@ async def test_the_fast_agent_searches_then_answers_with_citations_that_link_to_
     cited = done.citations[0]
     assert cited.title == "Deploy rollback"
     assert cited.url == f"/documents/{cited.document_id}#chunk-{cited.chunk_id}"
+    # The preview names where the passage lives.
+    assert cited.workspace == "default"
 
 
 async def test_the_step_cap_holds_and_the_agent_answers_from_what_it_has(world: World) -> None:

@@ -1293,6 +1293,11 @@ export interface components {
             snippet: string;
             /** Url */
             url: string;
+            /**
+             * Workspace
+             * @default
+             */
+            workspace: string;
         };
         /** Connection */
         Connection: {

@@ -79,6 +79,9 @@ function CitationPreview({ citation }: { citation: Citation }) {
       {citation.heading_path.length ? (
         <p className="truncate text-xs text-muted-foreground">{citation.heading_path.join(' › ')}</p>
       ) : null}
+      {citation.workspace ? (
+        <p className="truncate text-xs text-muted-foreground">Workspace {citation.workspace}</p>
+      ) : null}
       <p className="line-clamp-4 text-xs leading-5 break-words">{plain(citation.snippet)}</p>
       <p className="text-xs text-primary">Open the passage →</p>
     </div>

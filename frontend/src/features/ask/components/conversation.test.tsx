@@ -29,6 +29,7 @@ const DONE = {
       heading_path: ['Deploy', 'Rollback'],
       snippet: 'Run make rollback to return…',
       url: '/documents/d1#chunk-c7',
+      workspace: 'handbook',
     },
   ],
   mode: 'fast',
@@ -96,6 +97,11 @@ describe('Conversation scoped to a document', () => {
     const chip = within(answer).getByRole('link', { name: 'Source 1: Runbook' })
     expect(chip).toHaveAttribute('href', '/documents/d1#chunk-c7')
     expect(screen.getByRole('button', { name: 'Ask' })).toBeInTheDocument()
+    // Focused, the chip previews the passage: its document, where it sits, its workspace.
+    fireEvent.focus(chip)
+    const preview = await screen.findByTestId('citation-preview')
+    expect(preview).toHaveTextContent('Runbook')
+    expect(preview).toHaveTextContent('Workspace handbook')
   })
 
   it('shows the server’s error event and a refused request clearly', async () => {
