@@ -29,7 +29,6 @@ from app.agents.mode import choose_mode
 from app.agents.models import ModelError, Models, classify
 from app.agents.nodes import AgentSpec
 from app.agents.run import Budget, Run
-from app.agents.schemas import SNIPPET_CHARS
 from app.asking import extractive, records
 from app.asking.limits import AnswerLimits
 from app.asking.observed import observed_run
@@ -308,7 +307,10 @@ def _stopped_text(run: Run) -> str:
     note = f"Stopped early ({run.stopped or 'no answer from the model'})."
     if not found:
         return f"{note} {extractive.NOTHING}"
-    passages = "\n\n".join(f"[{e.key}] {e.title}: {e.text[:SNIPPET_CHARS]}" for e in found)
+    words = extractive.terms(run.question)
+    passages = "\n\n".join(
+        extractive.passage(f"[{e.key}]", e.title, e.heading_path, e.text, words) for e in found
+    )
     return f"{note} These are the passages found so far, cited.\n\n{passages}"
 
 

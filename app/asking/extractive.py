@@ -71,7 +71,9 @@ def _units(text: str) -> list[tuple[int, int]]:
     return trimmed
 
 
-def _terms(question: str, matched: Sequence[str]) -> set[str]:
+def terms(question: str, matched: Sequence[str] = ()) -> set[str]:
+    """The words a quote is centred on: the question's own (not the commonest) and those the
+    search matched."""
     words = {w.lower() for w in _WORD.findall(question) if len(w) > 2}
     return (words - _COMMON) | {t.lower() for t in matched if t}
 
@@ -125,12 +127,13 @@ def quote(text: str, terms: set[str], *, budget: int = QUOTE_CHARS) -> str:
     return "\n".join(lines).strip()
 
 
-def _passage(citation: Citation, hit: SearchHit, terms: set[str]) -> str:
+def passage(key: str, title: str, heading_path: Sequence[str], text: str, words: set[str]) -> str:
+    """A cited passage as an answer shows it: its key, title and place, then its quote."""
     # A document's top heading is usually its title: said once.
-    path = hit.heading_path[1:] if hit.heading_path[:1] == [hit.title] else hit.heading_path
+    path = list(heading_path[1:] if list(heading_path[:1]) == [title] else heading_path)
     where = f" — {' › '.join(path)}" if path else ""
-    quoted = "\n".join(f"> {line}" if line else ">" for line in quote(hit.text, terms).splitlines())
-    return f"{citation.key} **{hit.title}**{where}\n\n{quoted}"
+    quoted = "\n".join(f"> {line}" if line else ">" for line in quote(text, words).splitlines())
+    return f"{key} **{title}**{where}\n\n{quoted}"
 
 
 def answer(hits: Sequence[SearchHit], *, mode: str, question: str = "") -> Answer:
@@ -150,7 +153,9 @@ def answer(hits: Sequence[SearchHit], *, mode: str, question: str = "") -> Answe
     ]
     if citations:
         passages = "\n\n".join(
-            _passage(c, hit, _terms(question, hit.matched_terms))
+            passage(
+                c.key, hit.title, hit.heading_path, hit.text, terms(question, hit.matched_terms)
+            )
             for c, hit in zip(citations, hits, strict=True)
         )
         text = f"{NOTE}\n\n{passages}"

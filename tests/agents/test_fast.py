@@ -217,3 +217,20 @@ async def test_the_context_budget_clips_earlier_results_and_says_so(world: World
     clipped = [s for s in _steps(events) if s.label.startswith("context budget:")]
     assert clipped
     assert _done(events).citations
+
+
+async def test_a_run_stopped_before_the_model_answered_quotes_what_it_found_as_answers_do(
+    world: World,
+) -> None:
+    def respond(call: Call) -> Reply:
+        return calling(tool_call("search_corpus", query="retry policy"))
+
+    viewer = await world.principal(world.viewer)
+    services = world.services(scripted(respond), answer_max_model_calls=1)
+    events = await run(world, services, viewer, "What is the retry policy?")
+    done = _done(events)
+    assert done.answer.startswith("Stopped early")
+    # Each passage as the extractive answer shows it: key, title in bold, a quote of whole
+    # sentences, not the chunk's first characters.
+    assert "[1] **Retry policy**" in done.answer
+    assert "> The HTTP client retries transient 5xx errors" in done.answer
