@@ -159,8 +159,12 @@ async def _one(
         reply = await http.post("/mcp", json=call, headers={**bearer, **MCP_HEADERS})
         if reply.status_code != 200:
             return _refused("mcp", reply)
-        if reply.json().get("result", {}).get("isError") is not False:
-            unavailable = '"unavailable: ' in reply.text
+        result = reply.json().get("result", {})
+        if result.get("isError") is not False:
+            # The SDK says "Error executing tool search_docs: unavailable: ...": the code follows
+            # the tool's name, not the start of the text.
+            said = " ".join(str(part.get("text", "")) for part in result.get("content", []))
+            unavailable = re.search(r"(^|: )unavailable: ", said) is not None
             return Result(f"mcp tool error: {reply.text[:300]}", unavailable)
         return Result()
     if op == "sign_in":
@@ -170,15 +174,18 @@ async def _one(
     raise AssertionError(op)
 
 
-def _expected(result: Result, process: int, fault: Fault | None, at: float) -> bool:
-    """Whether a failure is the fault's own: a clean 503 while PostgreSQL restarts (until the
-    first success after it, and a second's grace for requests in flight then), or the killed
-    process not answering."""
-    if fault is None or fault.started is None or at < fault.started:
+def _expected(
+    result: Result, process: int, fault: Fault | None, began: float, ended: float
+) -> bool:
+    """Whether a failure is the fault's own: a clean 503 for a request that ended after
+    PostgreSQL's restart began and began before it was over (the first success after it, and
+    a second's grace), or the killed process not answering. By when a request began, not when
+    it ended: on a loaded machine one in flight at the restart may take seconds to fail."""
+    if fault is None or fault.started is None or ended < fault.started:
         return False
     if fault.kind == "kill-app":
         return process in fault.dead
-    settled = fault.recovered is not None and at > fault.recovered + 1.0
+    settled = fault.recovered is not None and began > fault.recovered + 1.0
     return result.unavailable and not settled
 
 
@@ -212,7 +219,7 @@ async def _client_loop(
             process = {"ask_extractive": 0, "ask_model": 1}.get(op, n % 2)
             if fault is not None and process in fault.dead:
                 process = 1 - process
-            started = time.perf_counter()
+            started, began = time.perf_counter(), time.monotonic()
             try:
                 result = await _one(op, https[process], client, rng, n)
             except httpx.HTTPError as exc:
@@ -225,7 +232,7 @@ async def _client_loop(
             if result.error is None:
                 if fault and fault.ended and fault.recovered is None and ended > fault.ended:
                     fault.recovered = ended
-            elif _expected(result, process, fault, ended):
+            elif _expected(result, process, fault, began, ended):
                 tally.expected.append(result.error)
             else:
                 tally.errors.append(result.error)
