@@ -6,6 +6,7 @@ chosen by measurement on SciFact (docs/BENCHMARKS.md)."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import re
 from collections.abc import Sequence
@@ -116,6 +117,26 @@ def lexed(title: str, heading_path: Sequence[str], body: str) -> dict[str, str]:
     )
 
 
+def _chunk_values(title: str, rows: Sequence[ChunkRow]) -> list[dict[str, Any]]:
+    """Each chunk's parameters for `insert_chunks`, its fields lexed (`identifiers`)."""
+    title_lexed = _lexed_field("title", title)
+    return [
+        {
+            "ordinal": row.ordinal,
+            "heading_path": list(row.heading_path),
+            "body": row.text,
+            "start": row.start,
+            "end": row.end,
+            "token_count": row.token_count,
+            "embedding": row.embedding,
+        }
+        | title_lexed
+        | _lexed_field("head", " ".join(row.heading_path))
+        | _lexed_field("body", row.text)
+        for row in rows
+    ]
+
+
 async def insert_chunks(
     conn: WriteConnection,
     *,
@@ -141,25 +162,10 @@ async def insert_chunks(
         embedding=bindparam("embedding"),
         tsv=_tsv(),
     )
-    title_lexed = _lexed_field("title", title)
-    await conn.execute(
-        statement,
-        [
-            {
-                "ordinal": row.ordinal,
-                "heading_path": list(row.heading_path),
-                "body": row.text,
-                "start": row.start,
-                "end": row.end,
-                "token_count": row.token_count,
-                "embedding": row.embedding,
-            }
-            | title_lexed
-            | _lexed_field("head", " ".join(row.heading_path))
-            | _lexed_field("body", row.text)
-            for row in rows
-        ],
-    )
+    # Lexing every chunk is CPU work over the whole document: in a thread, as its chunking is,
+    # so a large upload does not hold the event loop.
+    values = await asyncio.to_thread(_chunk_values, title, rows)
+    await conn.execute(statement, values)
     await _write_postings(conn, document_id)
 
 
