@@ -1,0 +1,184 @@
+// The official TypeScript MCP SDK (`@modelcontextprotocol/client`, v2 of what was
+// `@modelcontextprotocol/sdk`) against a real `corpus serve`, on each revision it speaks, with an
+// API key: the same tools and errors the Python SDK's client gets (tests/mcp), and deep research
+// as a task through the official tasks client (`@modelcontextprotocol/ext-tasks`) where the
+// revision has them. No browser: it runs in `make test-browser` because that run already
+// starts servers from node (issue #34).
+import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
+import { after, before, test } from 'node:test'
+
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import {
+  JsonRpcResponseError,
+  createTaskSessionFromClient,
+  resultFromTaskOutcome,
+} from '@modelcontextprotocol/ext-tasks/client'
+
+import { ANSWER, api, eventually, modelSettings, openSession, startCorpus, startModel } from './support.mjs'
+
+const ADMIN = { name: 'Ada Admin', email: 'ada@example.com', password: 'correct horse battery' }
+const CLIENT_INFO = { name: 'corpus-e2e', version: '1.0.0' }
+const TASKS = 'io.modelcontextprotocol/tasks'
+// A test waits on servers only (no browser): the bound is for a starved machine.
+const TEST_TIMEOUT_MS = 5 * 60_000
+
+let model
+let corpus
+let key
+
+before(async () => {
+  model = await startModel()
+  // deep_research answers with a job at once: what a 2025-11-25 client collects is a job.
+  corpus = await startCorpus({ env: { ...modelSettings(model.url), DEEP_RESEARCH_WAIT_S: '0' } })
+  const call = api(corpus.url, await openSession(corpus.url, ADMIN, { signUp: true }))
+  const me = await call('GET', '/api/me')
+  const minted = await call('POST', '/api/keys', { user_id: me.body.id, name: 'typescript sdk' })
+  assert.equal(minted.status, 201)
+  key = minted.body.key
+  const runbook = await call('POST', '/api/documents', {
+    title: 'Deploy runbook',
+    content: '# Rollback\n\nTo roll back a deploy, run make rollback VERSION=previous, then kubectl rollout status.',
+  })
+  assert.equal(runbook.status, 201)
+})
+
+after(async () => {
+  await corpus?.stop()
+  await model?.close()
+})
+
+/** A client connected to /mcp with the key: `mode` 'auto' negotiates 2026-07-28 (the SDK's
+ *  newest), 'legacy' the 2025-11-25 handshake. */
+async function connect(mode, bearer = key) {
+  const client = new Client(CLIENT_INFO, { versionNegotiation: { mode } })
+  const transport = new StreamableHTTPClientTransport(new URL(`${corpus.url}/mcp`), {
+    requestInit: { headers: { Authorization: `Bearer ${bearer}` } },
+  })
+  await client.connect(transport)
+  return client
+}
+
+/**
+ * The tasks client's raw request path: the SDK's own codecs refuse a task where a tool result is
+ * due, so ext-tasks asks its host to post the (already framed) JSON-RPC request itself, with the
+ * headers the 2026-07-28 transport sends (Mcp-Name mirrors the tool's name or the task's id).
+ */
+function rawDispatch(version) {
+  let sent = 0
+  return async (request, options = {}) => {
+    const params = request.params ?? {}
+    const name = params.name ?? params.taskId
+    const reply = await fetch(`${corpus.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${key}`,
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'MCP-Protocol-Version': version,
+        'Mcp-Method': request.method,
+        ...(name === undefined ? {} : { 'Mcp-Name': name }),
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: `raw-${++sent}`, ...request }),
+      signal: options.signal,
+    })
+    const message = await reply.json()
+    return 'error' in message ? { kind: 'error', error: message.error } : { kind: 'result', result: message.result }
+  }
+}
+
+function structured(result) {
+  assert.notEqual(result.isError, true, JSON.stringify(result))
+  return result.structuredContent
+}
+
+/** The searches, the answer and the tool errors, alike on both revisions. */
+async function searchesAsksAndRefuses(client) {
+  const names = (await client.listTools()).tools.map((tool) => tool.name)
+  for (const name of ['search_docs', 'ask_docs', 'deep_research', 'research_result']) assert.ok(names.includes(name), name)
+
+  const found = structured(await client.callTool({ name: 'search_docs', arguments: { query: 'roll back a deploy' } }))
+  assert.equal(found.hits[0].title, 'Deploy runbook')
+
+  const answer = structured(await client.callTool({ name: 'ask_docs', arguments: { question: 'How do I roll back a deploy?' } }))
+  assert.equal(answer.answer, ANSWER)
+  assert.deepEqual(answer.citations.map((c) => c.title), ['Deploy runbook'])
+  assert.ok(answer.citations[0].url.startsWith(`${corpus.url}/documents/`), answer.citations[0].url)
+
+  // A tool's refusal is a tool result with isError, its code after the tool's name.
+  const missing = await client.callTool({ name: 'read_document', arguments: { document_id: randomUUID() } })
+  assert.equal(missing.isError, true)
+  assert.match(missing.content[0].text, /^Error executing tool read_document: not_found: /)
+  const empty = await client.callTool({ name: 'search_docs', arguments: { query: '' } })
+  assert.equal(empty.isError, true)
+  assert.match(empty.content[0].text, /^Error executing tool search_docs: /)
+}
+
+test('2026-07-28: searches, asks, refuses, and runs deep_research as a task it polls, and another it cancels', { timeout: TEST_TIMEOUT_MS }, async () => {
+  const client = await connect('auto')
+  const tasks = createTaskSessionFromClient(client, {
+    endpointId: corpus.url,
+    rawDispatch: rawDispatch('2026-07-28'),
+    v2RequestFraming: { protocolVersion: '2026-07-28', clientInfo: CLIENT_INFO, clientCapabilities: {} },
+  })
+  try {
+    assert.equal(client.getNegotiatedProtocolVersion(), '2026-07-28')
+    assert.deepEqual(client.getServerCapabilities().extensions[TASKS], {})
+    await searchesAsksAndRefuses(client)
+
+    const research = await tasks.callTool('deep_research', { question: 'How do I roll back a deploy?' })
+    assert.equal(research.kind, 'task')
+    const seen = []
+    const { outcome } = await research.settle({ onEvent: (event) => { if (event.type === 'task') seen.push(event.task.status) } })
+    assert.equal(outcome.status, 'completed')
+    assert.equal(seen[0], 'working')
+    const result = resultFromTaskOutcome(outcome)
+    assert.equal(result.structuredContent.status, 'done')
+    assert.equal(result.structuredContent.answer, ANSWER)
+    assert.deepEqual(result.structuredContent.citations.map((c) => c.title), ['Deploy runbook'])
+
+    // "forever": the run's first model call streams and never ends; cancelling the task ends it.
+    const endless = await tasks.callTool('deep_research', { question: 'Keep researching forever' })
+    assert.equal(endless.kind, 'task')
+    await eventually(() => assert.equal(model.model.open, 1))
+    await endless.cancel()
+    assert.equal((await endless.result()).status, 'cancelled')
+    assert.equal((await tasks.task(endless.handle.taskId).snapshot()).status, 'cancelled')
+    await eventually(() => assert.equal(model.model.open, 0))
+
+    // A task that is not there (or another person's) is an invalid-params error.
+    await assert.rejects(tasks.task(randomUUID()).snapshot(), (error) => error instanceof JsonRpcResponseError && error.code === -32602)
+  } finally {
+    await tasks.close()
+    await client.close()
+  }
+})
+
+test('2025-11-25: searches, asks, refuses, and deep_research gives a job that research_result collects', { timeout: TEST_TIMEOUT_MS }, async () => {
+  const client = await connect('legacy')
+  try {
+    assert.equal(client.getNegotiatedProtocolVersion(), '2025-11-25')
+    // The tasks extension is 2026-07-28's: a 2025-11-25 client is told of none.
+    assert.equal(client.getServerCapabilities().extensions, undefined)
+    assert.equal(client.getServerCapabilities().tasks, undefined)
+    await searchesAsksAndRefuses(client)
+
+    const started = structured(await client.callTool({ name: 'deep_research', arguments: { question: 'How do I roll back a deploy?' } }))
+    assert.equal(started.status, 'running')
+    const done = await eventually(async () => {
+      const result = structured(await client.callTool({ name: 'research_result', arguments: { job_id: started.job_id } }))
+      assert.equal(result.status, 'done')
+      return result
+    })
+    assert.equal(done.answer, ANSWER)
+    assert.deepEqual(done.citations.map((c) => c.title), ['Deploy runbook'])
+  } finally {
+    await client.close()
+  }
+})
+
+test('a key that is not one is refused before any tool runs, on either revision', { timeout: TEST_TIMEOUT_MS }, async () => {
+  for (const mode of ['auto', 'legacy']) {
+    await assert.rejects(connect(mode, 'ck_not-a-key'), (error) => error.data?.status === 401, mode)
+  }
+})
