@@ -1,8 +1,9 @@
 // The official TypeScript MCP SDK (`@modelcontextprotocol/client`, v2 of what was
 // `@modelcontextprotocol/sdk`) against a real `corpus serve`, on each revision it speaks, with an
 // API key: the same tools and errors the Python SDK's client gets (tests/mcp), and deep research
-// as a task through the official tasks client (`@modelcontextprotocol/ext-tasks`) where the
-// revision has them. No browser: it runs in `make test-browser` because that run already
+// as a task through the official tasks client (`@modelcontextprotocol/ext-tasks`), on 2026-07-28
+// (the tasks extension) and on 2025-11-25 (that revision's own tasks, which the Python SDK's
+// client does not speak). No browser: it runs in `make test-browser` because that run already
 // starts servers from node (issue #34).
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
@@ -13,6 +14,7 @@ import {
   JsonRpcResponseError,
   createTaskSessionFromClient,
   resultFromTaskOutcome,
+  toolDeclarationFromMcpTool,
 } from '@modelcontextprotocol/ext-tasks/client'
 
 import { ANSWER, api, eventually, modelSettings, openSession, startCorpus, startModel } from './support.mjs'
@@ -92,9 +94,10 @@ function structured(result) {
   return result.structuredContent
 }
 
-/** The searches, the answer and the tool errors, alike on both revisions. */
+/** The searches, the answer and the tool errors, alike on both revisions; the tools listed. */
 async function searchesAsksAndRefuses(client) {
-  const names = (await client.listTools()).tools.map((tool) => tool.name)
+  const { tools } = await client.listTools()
+  const names = tools.map((tool) => tool.name)
   for (const name of ['search_docs', 'ask_docs', 'deep_research', 'research_result']) assert.ok(names.includes(name), name)
 
   const found = structured(await client.callTool({ name: 'search_docs', arguments: { query: 'roll back a deploy' } }))
@@ -112,6 +115,37 @@ async function searchesAsksAndRefuses(client) {
   const empty = await client.callTool({ name: 'search_docs', arguments: { query: '' } })
   assert.equal(empty.isError, true)
   assert.match(empty.content[0].text, /^Error executing tool search_docs: /)
+  return tools
+}
+
+/**
+ * Through the tasks client: deep_research as a task polled to its answer, and one that never ends
+ * cancelled (its model call ended with it); a task that is not the caller's is invalid params.
+ * `options` are each call's (2025-11-25 calls as a task only where asked and declared).
+ */
+async function researchesAsTasks(tasks, options = {}) {
+  const research = await tasks.callTool('deep_research', { question: 'How do I roll back a deploy?' }, options)
+  assert.equal(research.kind, 'task')
+  const seen = []
+  const { outcome } = await research.settle({ onEvent: (event) => { if (event.type === 'task') seen.push(event.task.status) } })
+  assert.equal(outcome.status, 'completed')
+  assert.equal(seen[0], 'working')
+  const { structuredContent: answer } = resultFromTaskOutcome(outcome)
+  assert.equal(answer.status, 'done')
+  assert.equal(answer.answer, ANSWER)
+  assert.deepEqual(answer.citations.map((c) => c.title), ['Deploy runbook'])
+  assert.ok(answer.citations[0].url.startsWith(`${corpus.url}/documents/`), answer.citations[0].url)
+
+  // "forever": the run's first model call streams and never ends; cancelling the task ends it.
+  const endless = await tasks.callTool('deep_research', { question: 'Keep researching forever' }, options)
+  assert.equal(endless.kind, 'task')
+  await eventually(() => assert.equal(model.model.open, 1))
+  await endless.cancel()
+  assert.equal((await endless.result()).status, 'cancelled')
+  assert.equal((await tasks.task(endless.handle.taskId).snapshot()).status, 'cancelled')
+  await eventually(() => assert.equal(model.model.open, 0))
+
+  await assert.rejects(tasks.task(randomUUID()).snapshot(), (error) => error instanceof JsonRpcResponseError && error.code === -32602)
 }
 
 test('2026-07-28: searches, asks, refuses, and runs deep_research as a task it polls, and another it cancels', { timeout: TEST_TIMEOUT_MS }, async () => {
@@ -125,44 +159,27 @@ test('2026-07-28: searches, asks, refuses, and runs deep_research as a task it p
     assert.equal(client.getNegotiatedProtocolVersion(), '2026-07-28')
     assert.deepEqual(client.getServerCapabilities().extensions[TASKS], {})
     await searchesAsksAndRefuses(client)
-
-    const research = await tasks.callTool('deep_research', { question: 'How do I roll back a deploy?' })
-    assert.equal(research.kind, 'task')
-    const seen = []
-    const { outcome } = await research.settle({ onEvent: (event) => { if (event.type === 'task') seen.push(event.task.status) } })
-    assert.equal(outcome.status, 'completed')
-    assert.equal(seen[0], 'working')
-    const result = resultFromTaskOutcome(outcome)
-    assert.equal(result.structuredContent.status, 'done')
-    assert.equal(result.structuredContent.answer, ANSWER)
-    assert.deepEqual(result.structuredContent.citations.map((c) => c.title), ['Deploy runbook'])
-
-    // "forever": the run's first model call streams and never ends; cancelling the task ends it.
-    const endless = await tasks.callTool('deep_research', { question: 'Keep researching forever' })
-    assert.equal(endless.kind, 'task')
-    await eventually(() => assert.equal(model.model.open, 1))
-    await endless.cancel()
-    assert.equal((await endless.result()).status, 'cancelled')
-    assert.equal((await tasks.task(endless.handle.taskId).snapshot()).status, 'cancelled')
-    await eventually(() => assert.equal(model.model.open, 0))
-
-    // A task that is not there (or another person's) is an invalid-params error.
-    await assert.rejects(tasks.task(randomUUID()).snapshot(), (error) => error instanceof JsonRpcResponseError && error.code === -32602)
+    await researchesAsTasks(tasks)
   } finally {
     await tasks.close()
     await client.close()
   }
 })
 
-test('2025-11-25: searches, asks, refuses, and deep_research gives a job that research_result collects', { timeout: TEST_TIMEOUT_MS }, async () => {
+test('2025-11-25: searches, asks, refuses, runs deep_research as a task it polls and another it cancels, or as a job', { timeout: TEST_TIMEOUT_MS }, async () => {
   const client = await connect('legacy')
+  const tasks = createTaskSessionFromClient(client, { endpointId: corpus.url })
   try {
     assert.equal(client.getNegotiatedProtocolVersion(), '2025-11-25')
-    // The tasks extension is 2026-07-28's: a 2025-11-25 client is told of none.
+    // That revision's own tasks, not the extension: tools/call may be a task, and cancelled.
     assert.equal(client.getServerCapabilities().extensions, undefined)
-    assert.equal(client.getServerCapabilities().tasks, undefined)
-    await searchesAsksAndRefuses(client)
+    assert.deepEqual(client.getServerCapabilities().tasks, { cancel: {}, requests: { tools: { call: {} } } })
+    const tools = await searchesAsksAndRefuses(client)
+    const deep = tools.find((tool) => tool.name === 'deep_research')
+    assert.deepEqual(deep.execution, { taskSupport: 'optional' })
+    await researchesAsTasks(tasks, { declaration: toolDeclarationFromMcpTool(deep), task: { preference: 'prefer' } })
 
+    // Asked for no task, deep_research answers with a job that research_result collects.
     const started = structured(await client.callTool({ name: 'deep_research', arguments: { question: 'How do I roll back a deploy?' } }))
     assert.equal(started.status, 'running')
     const done = await eventually(async () => {
@@ -173,6 +190,7 @@ test('2025-11-25: searches, asks, refuses, and deep_research gives a job that re
     assert.equal(done.answer, ANSWER)
     assert.deepEqual(done.citations.map((c) => c.title), ['Deploy runbook'])
   } finally {
+    await tasks.close()
     await client.close()
   }
 })
