@@ -3,13 +3,14 @@
 // API key: the same tools and errors the Python SDK's client gets (tests/mcp), and deep research
 // as a task through the official tasks client (`@modelcontextprotocol/ext-tasks`), on 2026-07-28
 // (the tasks extension) and on 2025-11-25 (that revision's own tasks, which the Python SDK's
-// client does not speak). No browser: it runs in `make test-browser` because that run already
-// starts servers from node (issue #34).
+// client does not speak); and the SDK's OAuth client through registration and consent. No
+// browser: it runs in `make test-browser` because that run already starts servers from node
+// (issue #34).
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, test } from 'node:test'
 
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client'
 import {
   JsonRpcResponseError,
   createTaskSessionFromClient,
@@ -28,12 +29,15 @@ const TEST_TIMEOUT_MS = 5 * 60_000
 let model
 let corpus
 let key
+// The admin's browser session: what approves an OAuth client on the consent screen.
+let session
 
 before(async () => {
   model = await startModel()
   // deep_research answers with a job at once: what a 2025-11-25 client collects is a job.
   corpus = await startCorpus({ env: { ...modelSettings(model.url), DEEP_RESEARCH_WAIT_S: '0' } })
-  const call = api(corpus.url, await openSession(corpus.url, ADMIN, { signUp: true }))
+  session = await openSession(corpus.url, ADMIN, { signUp: true })
+  const call = api(corpus.url, session)
   const me = await call('GET', '/api/me')
   const minted = await call('POST', '/api/keys', { user_id: me.body.id, name: 'typescript sdk' })
   assert.equal(minted.status, 201)
@@ -199,4 +203,67 @@ test('a key that is not one is refused before any tool runs, on either revision'
   for (const mode of ['auto', 'legacy']) {
     await assert.rejects(connect(mode, 'ck_not-a-key'), (error) => error.data?.status === 401, mode)
   }
+})
+
+/**
+ * The SDK's OAuth client provider, kept in memory, whose "browser" is the admin's session: it
+ * follows /authorize to the consent screen and approves there through the consent API, as the
+ * screen's Approve does, keeping where the approval redirects (its code, state and issuer).
+ */
+class ApprovingProvider {
+  redirectUrl = 'http://127.0.0.1:9/callback' // loopback: never opened, the code is read off the redirect
+  clientMetadata = {
+    client_name: 'TypeScript SDK test',
+    redirect_uris: [this.redirectUrl],
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    token_endpoint_auth_method: 'none',
+  }
+  stored = {}
+  callback = undefined
+
+  clientInformation() { return this.stored.client }
+  saveClientInformation(client) { this.stored.client = client }
+  tokens() { return this.stored.tokens }
+  saveTokens(tokens) { this.stored.tokens = tokens }
+  saveCodeVerifier(verifier) { this.stored.verifier = verifier }
+  codeVerifier() { return this.stored.verifier }
+  // Kept, so that the SDK checks that the code comes back from the server it went to.
+  saveDiscoveryState(state) { this.stored.discovery = state }
+  discoveryState() { return this.stored.discovery }
+
+  async redirectToAuthorization(authorizationUrl) {
+    const toConsent = await fetch(authorizationUrl, { redirect: 'manual' })
+    assert.equal(toConsent.status, 302, await toConsent.text())
+    const tx = new URL(toConsent.headers.get('location'), corpus.url).searchParams.get('tx')
+    const approved = await api(corpus.url, session)('POST', `/api/oauth/consent/${tx}`, { approve: true })
+    assert.equal(approved.status, 200, JSON.stringify(approved.body))
+    this.callback = new URL(approved.body.redirect_to).searchParams
+  }
+}
+
+test('OAuth: the SDK registers, a person approves it, and its token calls the tools as that person', { timeout: TEST_TIMEOUT_MS }, async () => {
+  const provider = new ApprovingProvider()
+  const url = new URL(`${corpus.url}/mcp`)
+  const first = new StreamableHTTPClientTransport(url, { authProvider: provider })
+  // No token yet: discovery, registration and the consent, then the client must reconnect.
+  await assert.rejects(new Client(CLIENT_INFO, { versionNegotiation: { mode: 'auto' } }).connect(first), UnauthorizedError)
+  assert.ok(provider.callback?.get('code'), 'the consent redirected with a code')
+  await first.finishAuth(provider.callback)
+  assert.match(provider.tokens().access_token, /^cat_/)
+
+  const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: 'auto' } })
+  await client.connect(new StreamableHTTPClientTransport(url, { authProvider: provider }))
+  try {
+    assert.equal(client.getNegotiatedProtocolVersion(), '2026-07-28')
+    const me = structured(await client.callTool({ name: 'whoami', arguments: {} }))
+    assert.equal(me.email, ADMIN.email)
+    const found = structured(await client.callTool({ name: 'search_docs', arguments: { query: 'roll back a deploy' } }))
+    assert.equal(found.hits[0].title, 'Deploy runbook')
+  } finally {
+    await client.close()
+  }
+  const connections = await api(corpus.url, session)('GET', '/api/me/connections')
+  const connection = connections.body.items.find((c) => c.client_id === provider.clientInformation().client_id)
+  assert.equal(connection?.client_name, 'TypeScript SDK test')
 })
