@@ -242,7 +242,7 @@ class ApprovingProvider {
   }
 }
 
-test('OAuth: the SDK registers, a person approves it, and its token calls the tools as that person', { timeout: TEST_TIMEOUT_MS }, async () => {
+test('OAuth: the SDK registers, a person approves it, and its token calls the tools as that person, each write naming the client', { timeout: TEST_TIMEOUT_MS }, async () => {
   const provider = new ApprovingProvider()
   const url = new URL(`${corpus.url}/mcp`)
   const first = new StreamableHTTPClientTransport(url, { authProvider: provider })
@@ -254,15 +254,24 @@ test('OAuth: the SDK registers, a person approves it, and its token calls the to
 
   const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: 'auto' } })
   await client.connect(new StreamableHTTPClientTransport(url, { authProvider: provider }))
+  let note
   try {
     assert.equal(client.getNegotiatedProtocolVersion(), '2026-07-28')
     const me = structured(await client.callTool({ name: 'whoami', arguments: {} }))
     assert.equal(me.email, ADMIN.email)
     const found = structured(await client.callTool({ name: 'search_docs', arguments: { query: 'roll back a deploy' } }))
     assert.equal(found.hits[0].title, 'Deploy runbook')
+    note = structured(await client.callTool({ name: 'upload_document', arguments: { title: 'Agent note', content: 'Written through OAuth.' } }))
   } finally {
     await client.close()
   }
+  // The write is audited with the person and the client it came through.
+  const audited = await api(corpus.url, session)('GET', `/api/audit?target=${note.id}`)
+  const [entry] = audited.body.items
+  assert.equal(entry.action, 'document.create')
+  assert.equal(entry.actor_email, ADMIN.email)
+  assert.equal(entry.agent_client_id, provider.clientInformation().client_id)
+  assert.equal(entry.agent_key_id, null)
   const connections = await api(corpus.url, session)('GET', '/api/me/connections')
   const connection = connections.body.items.find((c) => c.client_id === provider.clientInformation().client_id)
   assert.equal(connection?.client_name, 'TypeScript SDK test')
