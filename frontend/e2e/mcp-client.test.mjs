@@ -20,7 +20,8 @@ import {
 
 import { ANSWER, api, eventually, modelSettings, openSession, startCorpus, startModel } from './support.mjs'
 
-const ADMIN = { name: 'Ada Admin', email: 'ada@example.com', password: 'correct horse battery' }
+// The first account, so an admin: it mints the key, and approves the OAuth client.
+const ADMIN = { name: 'Otto Operator', email: 'otto@example.com', password: 'agents door staple' }
 const CLIENT_INFO = { name: 'corpus-e2e', version: '1.0.0' }
 const TASKS = 'io.modelcontextprotocol/tasks'
 // A test waits on servers only (no browser): the bound is for a starved machine.
