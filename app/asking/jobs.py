@@ -74,6 +74,15 @@ class Jobs:
             return None
         return task.result()
 
+    async def settle(self, job_id: UUID, seconds: float) -> None:
+        """Return when the job ends here, or after `seconds` (at once being no use to a caller
+        that looks at the job's row again: one another replica runs ends unseen here)."""
+        task = self._tasks.get(job_id)
+        if task is None:
+            await asyncio.sleep(seconds)
+            return
+        await asyncio.wait({task}, timeout=seconds)
+
     def cancel(self, job_id: UUID) -> None:
         """Stop a job if it runs here (its row is the caller's to mark: `records.cancel_job`);
         a job on another replica stops at that replica's next lease renewal."""

@@ -29,7 +29,7 @@ from app.config import Settings
 from app.mcp import tools
 from app.mcp.edges import OAuthEdges
 from app.mcp.provider import CorpusAuthProvider
-from app.mcp.tasks import ResearchTasks
+from app.mcp.tasks import LegacyResearchTasks, ResearchTasks
 from app.middleware import UnavailableMiddleware, body_limit
 from app.oauth import service as oauth
 from app.oauth.documents import ClientDocuments
@@ -72,8 +72,10 @@ def build(
             ),
             revocation_options=RevocationOptions(enabled=True),
         ),
-        # deep_research as a task for the 2026-07-28 clients that declare the extension.
+        # deep_research as a task for the 2026-07-28 clients that declare the extension, and
+        # for the 2025-11-25 clients that ask for one (that revision's own tasks).
         extensions=[ResearchTasks(resources)],
+        middleware=[LegacyResearchTasks(resources)],
     )
     tools.register(server, resources)
     asgi: Starlette = server.streamable_http_app(

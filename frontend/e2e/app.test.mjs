@@ -913,6 +913,19 @@ scenario('a key bound to a workspace works at /mcp there only, with the Claude C
   await admin.getByRole('tab', { name: 'Cursor' }).click()
   assert.doesNotMatch(await admin.getByLabel('Cursor configuration').textContent(), /Bearer/)
   await screens.shoot(admin, 'connect')
+
+  // Each client names how it identifies itself, as docs/mcp-client-setup.md's table says.
+  for (const [client, ways] of [
+    ['Claude Code', ['API key', 'OAuth: Client ID Metadata Document']],
+    ['Cursor', ['API key', 'OAuth: dynamic registration']],
+    ['VS Code', ['API key', 'OAuth: Client ID Metadata Document']],
+    ['Codex', ['API key', 'OAuth: Client ID Metadata Document']],
+    ['Any OAuth client', ['OAuth: Client ID Metadata Document', 'OAuth: dynamic registration']],
+  ]) {
+    await admin.getByRole('tab', { name: client }).click()
+    const named = admin.getByRole('list', { name: `How ${client} connects` }).getByRole('listitem')
+    assert.deepEqual(await named.allTextContents(), ways, client)
+  }
 })
 
 scenario('a licensed workspace shows in a persona’s footnote, and an edit in the admin layer changes the preview', async (screens) => {

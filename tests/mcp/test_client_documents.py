@@ -359,3 +359,33 @@ async def test_fetching_new_documents_is_throttled_per_address_but_a_kept_answer
         other = await authorize("https://two.test/client.json")
     assert (other.status_code, other.json()["error"]) == (429, "rate_limited")
     assert int(other.headers["retry-after"]) >= 1
+
+
+async def test_a_slow_document_and_one_on_a_private_address_are_invalid_clients_at_authorize(
+    website: Website,
+) -> None:
+    # What a client meets at /authorize (not only the fetch's own refusal): the RFC's error,
+    # answered without a redirect, and nothing asked of a private address.
+    async def behind(scope: Scope, receive: Receive, send: Send) -> None:
+        raise AssertionError("a refused request reached the SDK's handler")
+
+    private = website.serve("/private-at-authorize.json")
+    public_only = ClientDocuments(AddressRules(resolve=resolve), verify=website.tls)
+    impatient = ClientDocuments(
+        AddressRules(allow_private=True, resolve=resolve), verify=website.tls, timeout_s=0.5
+    )
+    for documents, client_id in ((public_only, private), (impatient, website.url("/slow"))):
+        edges = OAuthEdges(
+            behind,
+            resource="http://corpus.test/mcp",
+            issuer="http://corpus.test/",
+            public_url="http://corpus.test",
+            register_rate="100/hour",
+            documents=documents,
+        )
+        transport = httpx.ASGITransport(app=edges)
+        async with httpx.AsyncClient(transport=transport, base_url="http://corpus.test") as http:
+            reply = await http.get("/authorize", params={"client_id": client_id})
+        assert (reply.status_code, reply.json()["error"]) == (400, "invalid_client"), client_id
+        assert "location" not in reply.headers
+    assert website.hits["/private-at-authorize.json"] == 0

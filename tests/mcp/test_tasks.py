@@ -1,8 +1,11 @@
-"""Deep research as an MCP task (the 2026-07-28 tasks extension, `io.modelcontextprotocol/tasks`)
-with the SDK's real client: a client that declares the extension gets a task handle at once,
-polls `tasks/get` until the answer is inlined, and `tasks/cancel` stops a run; a client that
-does not declare it, and a 2025-11-25 client, keep `job_id` with `research_result`
-(tests/mcp/test_asking.py)."""
+"""Deep research as an MCP task. On 2026-07-28 (the tasks extension,
+`io.modelcontextprotocol/tasks`) with the SDK's real client: a client that declares the
+extension gets a task handle at once, polls `tasks/get` until the answer is inlined, and
+`tasks/cancel` stops a run. On 2025-11-25 (that revision's own tasks, which the SDK's client
+does not speak: by hand over HTTP, and with the TypeScript SDK's tasks client in
+frontend/e2e/mcp-client.test.mjs): a `tools/call` that asks for a task gets one, `tasks/result`
+waits for the answer, `tasks/cancel` stops the run. A client that asks for no task keeps
+`job_id` with `research_result` (tests/mcp/test_asking.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Literal
 
+import httpx
 import pytest
 from mcp import Client, MCPError
 from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
@@ -148,6 +152,8 @@ async def test_a_declaring_client_gets_a_task_it_polls_to_the_answer(corpus: Run
     assert (answer["status"], answer["job_id"]) == ("done", handle.task_id)
     assert answer["answer"] == "Roll back with make rollback [1]."
     assert [c["title"] for c in answer["citations"]] == ["Deploy rollback"]
+    # Absolute, as the tool's own answer: an agent reads it outside the web app.
+    assert answer["citations"][0]["url"].startswith(f"{corpus.url}/documents/")
 
 
 async def test_cancelling_a_task_stops_its_run(corpus: Running) -> None:
@@ -238,3 +244,99 @@ async def test_a_run_cancelled_through_another_replica_stops_at_its_next_renewal
 
         await eventually(stopped, "the run stops at its lease renewal")
         release.set()
+
+
+LEGACY = "2025-11-25"
+
+
+async def _legacy(corpus: Running, key: str, method: str, params: dict[str, Any]) -> Any:
+    """One 2025-11-25 request by hand (the door is stateless: no session to open first); its
+    JSON-RPC reply."""
+    async with httpx.AsyncClient() as http:
+        reply = await http.post(
+            corpus.mcp_url,
+            json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
+            headers={
+                "Authorization": f"Bearer {key}",
+                "Accept": "application/json, text/event-stream",
+                "MCP-Protocol-Version": LEGACY,
+            },
+        )
+    assert reply.status_code == 200, reply.text
+    return reply.json()
+
+
+def _initialize(version: str) -> dict[str, Any]:
+    return {
+        "protocolVersion": version,
+        "capabilities": {},
+        "clientInfo": {"name": "by-hand", "version": "0"},
+    }
+
+
+async def test_a_2025_11_25_call_that_asks_for_a_task_gets_one_whose_result_waits_for_the_end(
+    corpus: Running,
+) -> None:
+    viewer = await corpus.account("viewer")
+    offered = await _legacy(corpus, viewer.key, "initialize", _initialize(LEGACY))
+    assert offered["result"]["capabilities"]["tasks"] == {
+        "cancel": {},
+        "requests": {"tools": {"call": {}}},
+    }
+    # The revision before had no tasks: nothing is offered there.
+    older = await _legacy(corpus, viewer.key, "initialize", _initialize("2025-06-18"))
+    assert "tasks" not in older["result"]["capabilities"]
+    listed = await _legacy(corpus, viewer.key, "tools/list", {})
+    execution = {t["name"]: t.get("execution") for t in listed["result"]["tools"]}
+    assert execution["deep_research"] == {"taskSupport": "optional"}
+    assert execution["search_docs"] is None
+
+    release = asyncio.Event()
+    async with swapped(corpus, deep_run(release)):
+        asked = {"name": "deep_research", "arguments": {"question": "Rollbacks?"}, "task": {}}
+        created = (await _legacy(corpus, viewer.key, "tools/call", asked))["result"]
+        task_id = created["task"]["taskId"]
+        assert (created["task"]["status"], created["task"]["ttl"]) == ("working", None)
+        got = await _legacy(corpus, viewer.key, "tasks/get", {"taskId": task_id})
+        assert got["result"]["status"] == "working"
+        waiting = asyncio.create_task(
+            _legacy(corpus, viewer.key, "tasks/result", {"taskId": task_id})
+        )
+        release.set()
+        result = (await waiting)["result"]
+    assert result["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task_id}
+    answer = result["structuredContent"]
+    assert (answer["status"], answer["job_id"]) == ("done", task_id)
+    assert answer["citations"][0]["url"].startswith(f"{corpus.url}/documents/")
+    done = await _legacy(corpus, viewer.key, "tasks/get", {"taskId": task_id})
+    assert done["result"]["status"] == "completed"
+
+
+async def test_a_2025_11_25_task_is_its_owners_and_cancelling_it_stops_its_run_once(
+    corpus: Running,
+) -> None:
+    owner, stranger = await corpus.account("viewer"), await corpus.account("viewer")
+    release, reached = asyncio.Event(), asyncio.Event()
+    async with swapped(corpus, deep_run(release, reached)):
+        asked = {"name": "deep_research", "arguments": {"question": "Rollbacks?"}, "task": {}}
+        task_id = (await _legacy(corpus, owner.key, "tools/call", asked))["result"]["task"][
+            "taskId"
+        ]
+        await reached.wait()
+        foreign = await _legacy(corpus, stranger.key, "tasks/cancel", {"taskId": task_id})
+        assert foreign["error"]["code"] == -32602
+        cancelled = await _legacy(corpus, owner.key, "tasks/cancel", {"taskId": task_id})
+        assert cancelled["result"]["status"] == "cancelled"
+        jobs = corpus.app.state.resources.jobs
+
+        async def stopped() -> bool:
+            return uuid.UUID(task_id) not in jobs._tasks
+
+        await eventually(stopped, "the run stops")
+        release.set()
+    again = await _legacy(corpus, owner.key, "tasks/cancel", {"taskId": task_id})
+    assert again["error"]["code"] == -32602
+    result = await _legacy(corpus, owner.key, "tasks/result", {"taskId": task_id})
+    assert result["error"]["code"] == -32602
+    missing = await _legacy(corpus, owner.key, "tasks/get", {"taskId": str(uuid.uuid4())})
+    assert missing["error"]["code"] == -32602

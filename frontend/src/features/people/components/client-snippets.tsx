@@ -1,16 +1,22 @@
 import { useState } from 'react'
 
+import { Badge } from '@/components/ui/badge'
 import { CopyBlock } from '@/components/ui/copy-button'
 import { cn } from '@/lib/cn'
 
-import { CLIENTS, mcpUrl, snippet, type Client } from '../lib/snippets'
+import { CLIENTS, mcpUrl, REGISTRATIONS, snippet, type Client } from '../lib/snippets'
 
 /** The MCP URL of this server and each common client's configuration, with `apiKey` in it
  *  when there is one (else each client's OAuth form). */
 export function ClientSnippets({ apiKey }: { apiKey?: string | undefined }) {
   const [client, setClient] = useState<Client>('claude-code')
   const url = mcpUrl()
-  const current = CLIENTS.find((entry) => entry.id === client) ?? { id: client, label: client, where: '' }
+  const current = CLIENTS.find((entry) => entry.id === client) ?? {
+    id: client,
+    label: client,
+    where: '',
+    registrations: [],
+  }
   return (
     <div className="grid gap-3">
       <div role="tablist" aria-label="MCP client" className="flex flex-wrap gap-1">
@@ -31,6 +37,13 @@ export function ClientSnippets({ apiKey }: { apiKey?: string | undefined }) {
         ))}
       </div>
       <div role="tabpanel" aria-label={current.label} className="grid gap-2">
+        <ul aria-label={`How ${current.label} connects`} className="flex flex-wrap gap-1">
+          {current.registrations.map((registration) => (
+            <li key={registration}>
+              <Badge variant={registration === 'api-key' ? 'secondary' : 'outline'}>{REGISTRATIONS[registration]}</Badge>
+            </li>
+          ))}
+        </ul>
         <p className="text-xs text-muted-foreground">{current.where}</p>
         <CopyBlock
           text={snippet(current.id, url, apiKey)}

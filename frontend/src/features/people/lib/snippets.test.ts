@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 
-import { CLIENTS, mcpUrl, snippet } from './snippets'
+import { CLIENTS, mcpUrl, REGISTRATIONS, snippet } from './snippets'
 
 describe('MCP client snippets', () => {
   it('carry the key in every client that takes a header', () => {
@@ -20,5 +20,13 @@ describe('MCP client snippets', () => {
     const url = 'https://kb.example.com/mcp'
     for (const { id } of CLIENTS) expect(snippet(id, url)).not.toContain('Bearer')
     expect(snippet('oauth', url)).toBe(url)
+  })
+
+  it('name how each client connects: a key where it takes a header, and one OAuth way at least', () => {
+    for (const { id, registrations } of CLIENTS) {
+      expect(registrations.includes('api-key')).toBe(id !== 'oauth')
+      expect(registrations.some((way) => way !== 'api-key')).toBe(true)
+      for (const way of registrations) expect(REGISTRATIONS[way]).toBeTruthy()
+    }
   })
 })

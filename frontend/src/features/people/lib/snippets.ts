@@ -5,12 +5,29 @@
  */
 export type Client = 'claude-code' | 'cursor' | 'vscode' | 'codex' | 'oauth'
 
-export const CLIENTS: { id: Client; label: string; where: string }[] = [
-  { id: 'claude-code', label: 'Claude Code', where: 'Run in a terminal' },
-  { id: 'cursor', label: 'Cursor', where: '~/.cursor/mcp.json (or .cursor/mcp.json in a project)' },
-  { id: 'vscode', label: 'VS Code', where: '.vscode/mcp.json' },
-  { id: 'codex', label: 'Codex', where: '~/.codex/config.toml' },
-  { id: 'oauth', label: 'Any OAuth client', where: 'The URL is all the client needs' },
+/** How a client identifies itself to Corpus: an API key in a header, or OAuth with a Client ID
+ *  Metadata Document (its `client_id` an HTTPS URL) or by dynamic registration at /register. */
+export type Registration = 'api-key' | 'cimd' | 'dcr'
+
+export const REGISTRATIONS: Record<Registration, string> = {
+  'api-key': 'API key',
+  cimd: 'OAuth: Client ID Metadata Document',
+  dcr: 'OAuth: dynamic registration',
+}
+
+// As docs/mcp-client-setup.md ("Which client uses which registration") says: a client that
+// supports CIMD uses it because Corpus advertises it, and registers only where it does not.
+export const CLIENTS: { id: Client; label: string; where: string; registrations: Registration[] }[] = [
+  { id: 'claude-code', label: 'Claude Code', where: 'Run in a terminal', registrations: ['api-key', 'cimd'] },
+  {
+    id: 'cursor',
+    label: 'Cursor',
+    where: '~/.cursor/mcp.json (or .cursor/mcp.json in a project)',
+    registrations: ['api-key', 'dcr'],
+  },
+  { id: 'vscode', label: 'VS Code', where: '.vscode/mcp.json', registrations: ['api-key', 'cimd'] },
+  { id: 'codex', label: 'Codex', where: '~/.codex/config.toml', registrations: ['api-key', 'cimd'] },
+  { id: 'oauth', label: 'Any OAuth client', where: 'The URL is all the client needs', registrations: ['cimd', 'dcr'] },
 ]
 
 /** The MCP endpoint of the server this page came from. */
