@@ -90,6 +90,8 @@ class Question:
     history: list[tuple[str, str]] = field(default_factory=list)
     # The chunks the history's answers were drawn from: the run has read them too.
     drawn_from: frozenset[UUID] = frozenset()
+    # A chat's deep run, kept apart from its stream: its research job (ADR 0030).
+    run_id: UUID | None = None
 
 
 class RunFailed(AppError):
@@ -210,7 +212,7 @@ async def _run(
     mode, reason = choose_mode(question.mode, question.text)
     if question.persona:
         reason += f"; persona {question.persona!r}: {', '.join(question.workspaces or [])}"
-    emit(ModeEvent(mode=mode, reason=reason))
+    emit(ModeEvent(mode=mode, reason=reason, run_id=question.run_id, chat_id=question.chat_id))
     run = Run(
         question=question.text,
         principal=principal,

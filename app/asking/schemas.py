@@ -22,6 +22,7 @@ __all__ = [
     "AskRequest",
     "Chat",
     "ChatMessage",
+    "ChatRun",
     "ChatWithMessages",
     "Citation",
     "DoneEvent",
@@ -129,6 +130,19 @@ class Answer(BaseModel):
 class ModeEvent(BaseModel):
     mode: RunMode
     reason: str
+    run_id: UUID | None = Field(
+        default=None,
+        description=(
+            "A deep run asked in a chat runs apart from its stream (ADR 0030): closing the "
+            "stream leaves it running, and its turn lands in the chat; stop it with `POST "
+            "/api/runs/{run_id}/cancel`. Null for a run the stream holds (closing it cancels "
+            "the run)."
+        ),
+    )
+    chat_id: UUID | None = Field(
+        default=None,
+        description="The chat the run's turn lands in, when it is known at the start.",
+    )
 
 
 class DoneEvent(BaseModel):
@@ -191,8 +205,23 @@ class ChatMessage(BaseModel):
     created_at: datetime
 
 
+class ChatRun(BaseModel):
+    """A deep run of the chat that has left no turn in it (yet): running, or failed (and
+    why: cancelled by its owner, the server stopped, the model failed)."""
+
+    id: UUID
+    question: str
+    status: Literal["running", "failed"]
+    error: str | None
+    created_at: datetime
+
+
 class ChatWithMessages(Chat):
     messages: list[ChatMessage]
+    runs: list[ChatRun] = Field(
+        default_factory=list,
+        description="Its deep runs still running, or failed without a turn, oldest first.",
+    )
 
 
 JobStatus = Literal["running", "done", "failed"]

@@ -85,7 +85,13 @@ async def test_the_stream_is_mode_then_steps_and_tokens_then_done_with_citations
     assert names[0] == "mode"
     assert names[-1] == "done"
     assert set(names[1:-1]) == {"step", "token"}
-    assert events[0][1] == {"mode": "fast", "reason": "fast mode was asked for"}
+    # A fast run is the stream's own: no run to cancel apart from it.
+    assert events[0][1] == {
+        "mode": "fast",
+        "reason": "fast mode was asked for",
+        "run_id": None,
+        "chat_id": None,
+    }
     assert [d["label"] for n, d in events if n == "step"] == ['search: "roll back a deploy"']
     text = "".join(d["text"] for n, d in events if n == "token")
     done = events[-1][1]

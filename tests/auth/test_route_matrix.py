@@ -248,6 +248,12 @@ MATRIX: list[tuple[str, Request, tuple[int, int, int, int, int, int]]] = [
         fixed("DELETE", f"/api/chats/{uuid.uuid4()}"),
         (401, 404, 404, 404, 404, 401),
     ),
+    # A run is its owner's alone, as a chat is: one nobody has does not exist.
+    (
+        "POST /api/runs/{run_id}/cancel",
+        fixed("POST", f"/api/runs/{uuid.uuid4()}/cancel"),
+        (401, 404, 404, 404, 404, 401),
+    ),
     ("GET /api/gaps", fixed("GET", "/api/gaps"), (401, 403, 403, 200, 403, 401)),
     # No open gap has this question: an admin is told so, anyone else may not dismiss.
     (
@@ -438,6 +444,7 @@ BOUND_ADMIN: dict[str, int] = {
     "GET /api/chats/{chat_id}": 404,
     "PATCH /api/chats/{chat_id}": 404,
     "DELETE /api/chats/{chat_id}": 404,
+    "POST /api/runs/{run_id}/cancel": 404,
     "GET /api/gaps": 403,  # every workspace's questions
     "POST /api/gaps/dismiss": 403,
     "GET /api/dashboard": 200,

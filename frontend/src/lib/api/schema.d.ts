@@ -574,6 +574,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/runs/{run_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel Run
+         * @description Stop one of your runs that goes on without its stream (a chat's deep run).
+         */
+        post: operations["cancelRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/chats": {
         parameters: {
             query?: never;
@@ -1182,6 +1202,32 @@ export interface components {
              */
             created_at: string;
         };
+        /**
+         * ChatRun
+         * @description A deep run of the chat that has left no turn in it (yet): running, or failed (and
+         *     why: cancelled by its owner, the server stopped, the model failed).
+         */
+        ChatRun: {
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Question */
+            question: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "running" | "failed";
+            /** Error */
+            error: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+        };
         /** ChatUpdate */
         ChatUpdate: {
             /**
@@ -1215,6 +1261,11 @@ export interface components {
             updated_at: string;
             /** Messages */
             messages: components["schemas"]["ChatMessage"][];
+            /**
+             * Runs
+             * @description Its deep runs still running, or failed without a turn, oldest first.
+             */
+            runs?: components["schemas"]["ChatRun"][];
         };
         /** Check */
         Check: {
@@ -1816,6 +1867,16 @@ export interface components {
             mode: "fast" | "deep";
             /** Reason */
             reason: string;
+            /**
+             * Run Id
+             * @description A deep run asked in a chat runs apart from its stream (ADR 0030): closing the stream leaves it running, and its turn lands in the chat; stop it with `POST /api/runs/{run_id}/cancel`. Null for a run the stream holds (closing it cancels the run).
+             */
+            run_id?: string | null;
+            /**
+             * Chat Id
+             * @description The chat the run's turn lands in, when it is known at the start.
+             */
+            chat_id?: string | null;
         };
         /** Page[AuditEntry] */
         Page_AuditEntry_: {
@@ -4283,6 +4344,62 @@ export interface operations {
             };
             /** @description Too many requests; retry after the given number of seconds. */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    cancelRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid credential was presented. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such resource, or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
