@@ -79,6 +79,8 @@ class Question:
     mode: AskMode
     workspaces: list[str] | None = None
     document_ids: list[UUID] | None = None
+    # Only documents carrying every one of these tags are searched.
+    tags: list[str] | None = None
     # The persona whose workspaces `workspaces` are (said in the mode's reason).
     persona: str | None = None
     # Kept in a chat (`chat_id`, or a new one when None): the web app's questions, not MCP's.
@@ -212,6 +214,8 @@ async def _run(
     mode, reason = choose_mode(question.mode, question.text)
     if question.persona:
         reason += f"; persona {question.persona!r}: {', '.join(question.workspaces or [])}"
+    if question.tags:
+        reason += f"; tagged {', '.join(question.tags)}"
     emit(ModeEvent(mode=mode, reason=reason, run_id=question.run_id, chat_id=question.chat_id))
     run = Run(
         question=question.text,
@@ -227,6 +231,7 @@ async def _run(
         writes=question.writes,
         workspaces=question.workspaces,
         document_ids=question.document_ids,
+        tags=question.tags,
         history=question.history,
         drawn_from=question.drawn_from,
         react=react_graph(),
@@ -369,7 +374,10 @@ async def _extractive(
     run.step("search", f'search: "{question.text[:200]}"')
     try:
         request = SearchRequest(
-            query=question.text, workspaces=question.workspaces, top_k=extractive.PASSAGES
+            query=question.text,
+            workspaces=question.workspaces,
+            tags=question.tags,
+            top_k=extractive.PASSAGES,
         )
     except ValidationError as exc:
         raise ValidationFailed.from_pydantic(exc) from None

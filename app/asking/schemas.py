@@ -10,7 +10,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from app.agents.schemas import AskMode, Citation, RunMode, Step, TokenEvent, Writes
-from app.kit.types import Slug
+from app.kit.types import Slug, Tag
 from app.schemas import NoNul, PlainText
 
 # Asking's API, the agents' shapes in it included: the doors import all of it from here.
@@ -48,6 +48,11 @@ class AskRequest(BaseModel):
     # "Ask about this doc": the run searches and reads these documents only.
     document_ids: list[UUID] | None = Field(default=None, max_length=50)
     persona: Slug | None = None
+    tags: list[Tag] | None = Field(
+        default=None,
+        max_length=32,
+        description="Search only documents that carry every one of these tags (as search does).",
+    )
     writes: Writes = Field(
         default="off",
         description=(

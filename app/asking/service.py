@@ -79,6 +79,7 @@ async def prepare(
             mode=request.mode,
             workspaces=workspaces,
             document_ids=request.document_ids or None,
+            tags=request.tags or None,
             persona=request.persona if request.workspaces is None else None,
             writes=request.writes,
         )

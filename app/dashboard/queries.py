@@ -118,25 +118,6 @@ async def by_workspace(
     return [(row[0], row[1], int(row[2])) for row in rows]
 
 
-async def by_tag(
-    conn: ReadConnection, *, caller_id: UUID | None, scope: str | None, limit: int
-) -> list[tuple[str, int]]:
-    """(tag, documents) of what the caller may see, the most used first."""
-    tagged = (
-        select(func.unnest(documents.c.tags).label("tag"))
-        .select_from(documents.join(workspaces, workspaces.c.id == documents.c.workspace_id))
-        .where(visible_to(caller_id, scope))
-        .subquery()
-    )
-    rows = await conn.execute(
-        select(tagged.c.tag, func.count())
-        .group_by(tagged.c.tag)
-        .order_by(func.count().desc(), tagged.c.tag)
-        .limit(limit)
-    )
-    return [(row[0], row[1]) for row in rows]
-
-
 async def agents(conn: ReadConnection, *, since: datetime) -> list[AgentActivity]:
     """Agent accounts with their live keys and their searches and questions since `since`,
     and the OAuth apps people connected, with how many people and when a token was last issued."""

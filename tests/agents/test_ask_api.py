@@ -144,6 +144,31 @@ async def test_with_no_model_the_answer_is_extractive_with_citations(world: Worl
     assert done["citations"][0]["title"] == "Retry policy"
 
 
+async def test_a_question_searches_only_the_documents_carrying_its_tags(world: World) -> None:
+    content = "Blue-green switchover flips the quokka router to the idle pool."
+    async with _client(world, world.editor) as client:
+        for title, extra in (("Switchover, tagged", ["switchover"]), ("Switchover", [])):
+            body = {"title": title, "content": f"{content} {title}.", "tags": extra}
+            assert (await client.post("/api/documents", json=body)).status_code == 201
+
+    async def cited(**scope: object) -> tuple[set[str], str]:
+        body = {"question": "blue-green quokka router switchover", **scope}
+        events = await _ask(world, world.viewer, body)
+        mode, done = events[0][1], events[-1][1]
+        return {c["title"] for c in done["citations"]} & {"Switchover, tagged", "Switchover"}, (
+            mode["reason"]
+        )
+
+    assert (await cited())[0] == {"Switchover, tagged", "Switchover"}
+    titles, reason = await cited(tags=["switchover"])
+    assert titles == {"Switchover, tagged"}
+    assert reason.endswith("; tagged switchover")
+    assert (await cited(tags=["nosuchtag"]))[0] == set()
+    async with _client(world, world.viewer) as client:
+        bad = await client.post("/api/ask", json={"question": "q", "tags": ["Not A Tag!"]})
+    assert (bad.status_code, bad.json()["error"]["code"]) == (422, "validation_error")
+
+
 async def test_bad_questions_are_refused_before_the_stream_starts(world: World) -> None:
     async with _client(world, world.viewer) as client:
         blank = await client.post("/api/ask", json={"question": "   "})

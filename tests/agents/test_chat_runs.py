@@ -8,8 +8,6 @@ import asyncio
 import uuid
 from typing import Any
 
-import httpx
-
 from app.asking import records
 from tests.accounts import Account
 from tests.agents.conftest import World

@@ -534,6 +534,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/tags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Tags
+         * @description The tags of the documents you may see, the most used first, with how many carry each.
+         */
+        get: operations["listTags"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/search": {
         parameters: {
             query?: never;
@@ -1094,6 +1114,11 @@ export interface components {
             document_ids?: string[] | null;
             /** Persona */
             persona?: string | null;
+            /**
+             * Tags
+             * @description Search only documents that carry every one of these tags (as search does).
+             */
+            tags?: string[] | null;
             /**
              * Writes
              * @description What the agents may write during this run: `off` (the default: no tool that writes is offered), `private` (notes visible to you alone), or `org` (a note is visible to the organisation only if everything the run read is; else private). Editors and admins only.
@@ -2114,6 +2139,21 @@ export interface components {
              * @default
              */
             detail: string;
+        };
+        /**
+         * TagCount
+         * @description A tag in use, and how many of the documents the caller may see carry it.
+         */
+        TagCount: {
+            /** Tag */
+            tag: string;
+            /** Documents */
+            documents: number;
+        };
+        /** TagList */
+        TagList: {
+            /** Items */
+            items: components["schemas"]["TagCount"][];
         };
         /** TagShare */
         TagShare: {
@@ -4193,6 +4233,57 @@ export interface operations {
             };
             /** @description No such resource, or the caller may not see it. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listTags: {
+        parameters: {
+            query?: {
+                /** @description Only tags that contain this (ignoring case). */
+                q?: string | null;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TagList"];
+                };
+            };
+            /** @description No valid credential was presented. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
