@@ -85,3 +85,13 @@ export const getPolicyQueryOptions = () =>
   })
 
 export const usePolicy = () => useQuery(getPolicyQueryOptions())
+
+/** The tags of the documents the person may see, the most used first. */
+export const getTagsQueryOptions = () =>
+  queryOptions({
+    queryKey: chatKeys.tags,
+    queryFn: ({ signal }) => unwrap(api.GET('/api/tags', { params: { query: { limit: 200 } }, signal })),
+    staleTime: 60_000,
+  })
+
+export const useTags = () => useQuery(getTagsQueryOptions())

@@ -22,7 +22,7 @@ import { useCancelRun, useChat, type ChatRun } from '../api/chats'
 import { chatKeys } from '../api/keys'
 import { useConversation, type AskState, type Turn } from '../api/use-ask'
 import { AnswerText, SourceList, StepList, Trace } from './answer'
-import { ModePills, ScopePickers, type AskMode, type Scope } from './scope'
+import { EVERYTHING, ModePills, ScopePickers, type AskMode, type Scope } from './scope'
 
 /**
  * A conversation over `POST /api/ask`: the stored chat's turns (when `chatId` names one), the
@@ -75,7 +75,7 @@ export function Conversation({
   const [question, setQuestion] = useState('')
   const [problem, setProblem] = useState<string>()
   const [mode, setMode] = useState<AskMode>('auto')
-  const [scope, setScope] = useState<Scope>({ workspaces: [], persona: '' })
+  const [scope, setScope] = useState<Scope>(EVERYTHING)
   const [saveNotes, setSaveNotes] = useState(false)
   const [shareNotes, setShareNotes] = useState(false)
   const notesId = useId()
@@ -119,6 +119,7 @@ export function Conversation({
         ...(documentId ? { document_ids: [documentId] } : {}),
         ...(showScope && scope.workspaces.length ? { workspaces: scope.workspaces } : {}),
         ...(showScope && scope.persona ? { persona: scope.persona } : {}),
+        ...(showScope && scope.tags.length ? { tags: scope.tags } : {}),
       },
       stored.data?.messages.length ?? 0,
     )

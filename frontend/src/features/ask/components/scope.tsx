@@ -1,4 +1,4 @@
-import { Check, ChevronDown, FolderTree, UserRoundCog } from 'lucide-react'
+import { Check, ChevronDown, FolderTree, Tags, UserRoundCog } from 'lucide-react'
 import { useId } from 'react'
 
 import { Button } from '@/components/ui/button'
@@ -15,7 +15,7 @@ import { NativeSelect } from '@/components/ui/input'
 import { cn } from '@/lib/cn'
 import { useWorkspaces } from '@/lib/workspaces'
 
-import { usePolicy } from '../api/chats'
+import { usePolicy, useTags } from '../api/chats'
 
 export type AskMode = 'auto' | 'fast' | 'deep'
 
@@ -70,10 +70,12 @@ export function ModePills({
   )
 }
 
-export type Scope = { workspaces: string[]; persona: string }
+export type Scope = { workspaces: string[]; persona: string; tags: string[] }
+
+export const EVERYTHING: Scope = { workspaces: [], persona: '', tags: [] }
 
 /** Which workspaces the question searches (none chosen: every one the asker may see, or the
- *  persona's), and as which persona. */
+ *  persona's), as which persona, and only documents carrying which tags (every one chosen). */
 export function ScopePickers({
   scope,
   onChange,
@@ -85,6 +87,8 @@ export function ScopePickers({
 }) {
   const workspaces = useWorkspaces()
   const policy = usePolicy()
+  const tags = useTags()
+  const tagged = scope.tags
   const personaId = useId()
   const personas = Object.keys(policy.data?.personas ?? {}).sort()
   const chosen = scope.workspaces
@@ -126,6 +130,43 @@ export function ScopePickers({
           ))}
         </DropdownMenuContent>
       </DropdownMenu>
+      {tags.data?.items.length ? (
+        <DropdownMenu>
+          <DropdownMenuTrigger asChild>
+            <Button variant="outline" size="sm" disabled={disabled} className="max-w-48 rounded-full">
+              <Tags aria-hidden="true" />
+              <span className="truncate">
+                {tagged.length === 0 ? 'Any tag' : tagged.length === 1 ? `Tag: ${tagged[0]}` : `${tagged.length} tags`}
+              </span>
+              <ChevronDown aria-hidden="true" />
+            </Button>
+          </DropdownMenuTrigger>
+          <DropdownMenuContent align="start" className="max-h-72 w-60 overflow-y-auto">
+            <DropdownMenuLabel>Only documents tagged</DropdownMenuLabel>
+            <DropdownMenuItem onSelect={() => { onChange({ ...scope, tags: [] }) }}>
+              {tagged.length === 0 ? <Check aria-hidden="true" /> : <span className="size-4" />}
+              Any tag
+            </DropdownMenuItem>
+            <DropdownMenuSeparator />
+            {tags.data.items.map((item) => (
+              <DropdownMenuCheckboxItem
+                key={item.tag}
+                checked={tagged.includes(item.tag)}
+                onSelect={(event) => { event.preventDefault() }}
+                onCheckedChange={(checked) => {
+                  onChange({
+                    ...scope,
+                    tags: checked ? [...tagged, item.tag] : tagged.filter((tag) => tag !== item.tag),
+                  })
+                }}
+              >
+                <span className="min-w-0 flex-1 truncate">{item.tag}</span>
+                <span className="text-xs text-muted-foreground tabular-nums">{item.documents}</span>
+              </DropdownMenuCheckboxItem>
+            ))}
+          </DropdownMenuContent>
+        </DropdownMenu>
+      ) : null}
       {personas.length ? (
         <label htmlFor={personaId} className="relative flex items-center">
           <span className="sr-only">Persona</span>
