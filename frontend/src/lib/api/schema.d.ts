@@ -1005,6 +1005,12 @@ export interface components {
             searches: number | null;
             /** Questions */
             questions: number | null;
+            /**
+             * Calls
+             * @description Its recorded calls in the dashboard's 30 days: searches, questions, and the changes audited as made through it (uploads, edits, deletions, admin acts).
+             * @default 0
+             */
+            calls: number;
             /** Last Seen At */
             last_seen_at: string | null;
         };
