@@ -222,7 +222,7 @@ export function AgentsTable({ agents }: { agents: Dashboard['agents'] }) {
                         </Badge>
                       )}
                     </td>
-                    <td className="py-2 pr-3 text-right font-medium tabular-nums" data-testid="agent-calls">{agent.calls ?? 0}</td>
+                    <td className="py-2 pr-3 text-right font-medium tabular-nums" data-testid="agent-calls">{agent.calls}</td>
                     <td className="py-2 pr-3 text-right tabular-nums">{agent.searches ?? '—'}</td>
                     <td className="py-2 pr-3 text-right tabular-nums">{agent.questions ?? '—'}</td>
                     <td className="py-2 text-xs text-muted-foreground">{ago(agent.last_seen_at)}</td>
