@@ -353,7 +353,8 @@ def _run(row: queries.ChatRunRow) -> ChatRun:
         id=row.id,
         question=row.question,
         status="failed" if failed else "running",
-        error=RUN_ABANDONED if row.lease_expired else row.error,
+        # Housekeeping words an abandoned job for MCP's callers; the chat says it its way.
+        error=RUN_ABANDONED if row.lease_expired or row.error == records.ABANDONED else row.error,
         created_at=row.created_at,
     )
 

@@ -9,6 +9,7 @@ import uuid
 from typing import Any
 
 from app.asking import records
+from app.asking import service as asking_service
 from tests.accounts import Account
 from tests.agents.conftest import World
 from tests.agents.test_ask_api import Swap, _client, _events
@@ -131,3 +132,29 @@ async def test_the_page_that_stays_hears_the_whole_run_and_an_ended_run_stays_as
     chat = await _chat(world, asker, mode["chat_id"])
     assert [m["role"] for m in chat["messages"]] == ["user", "assistant"]
     assert chat["runs"] == []
+
+
+async def test_a_run_whose_server_died_shows_in_its_chat_as_failed_and_why(world: World) -> None:
+    asker = await world.corpus.account("viewer")
+    principal = await world.principal(asker)
+    async with world.corpus.db.write() as conn:
+        chat_id = await records.open_chat(conn, principal, "How does a rollback work?")
+        # Leased to a process that stopped renewing it: its lease has run out already.
+        await records.create_job(
+            conn,
+            principal,
+            "How does a rollback work?",
+            worker="gone:1",
+            lease_s=-1,
+            chat_id=chat_id,
+        )
+    chat = await _chat(world, asker, str(chat_id))
+    assert [(r["status"], r["error"]) for r in chat["runs"]] == [
+        ("failed", asking_service.RUN_ABANDONED)
+    ]
+    async with world.corpus.db.write() as conn:
+        assert await records.fail_abandoned_jobs(conn) >= 1
+    chat = await _chat(world, asker, str(chat_id))
+    assert [(r["status"], r["error"]) for r in chat["runs"]] == [
+        ("failed", asking_service.RUN_ABANDONED)
+    ]
