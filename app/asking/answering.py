@@ -344,6 +344,17 @@ async def _finish(
     for removed in checked.removed:
         run.step("citation", f"citation removed: {removed}")
     async with asking.transaction() as conn:
+        found = len(retrieved)
+        if not found and (question.workspaces or question.tags or question.document_ids):
+            # As a search's: a question its scope emptied is no gap when the whole corpus the
+            # caller may read answers it.
+            found = await search_service.unfiltered_hits(
+                conn,
+                principal,
+                asking.embedder,
+                asking.settings,
+                SearchRequest(query=question.text),
+            )
         await search_service.record_question(
             conn,
             principal,
@@ -351,7 +362,7 @@ async def _finish(
             door=door,
             mode=mode,
             best_similarity=run.ledger.best_similarity,
-            hit_count=len(retrieved),
+            hit_count=found,
         )
         answer = Answer(
             answer=checked.text,

@@ -259,6 +259,33 @@ async def test_gaps_group_unanswered_questions_from_every_door_by_similar_wordin
     assert len(kubernetes[0]["examples"]) >= 2
 
 
+async def test_a_question_its_tags_emptied_is_a_gap_only_when_the_corpus_has_nothing_either(
+    world: World, swap_models: Swap
+) -> None:
+    swap_models(
+        scripted(
+            in_order(
+                calling(tool_call("search_corpus", query="cache")),
+                calling(text="Nothing under that tag."),
+                calling(tool_call("search_corpus", query="quokka")),
+                calling(text="Nothing at all."),
+            )
+        )
+    )
+    answerable = "How long are search results cached in the LRU?"
+    unanswerable = "zygomorphic quokka xylograph plinth"
+    for question in (answerable, unanswerable):
+        events = await _ask(
+            world, world.viewer, {"question": question, "mode": "fast", "tags": ["nosuchtag"]}
+        )
+        assert events[-1][0] == "done"
+        assert events[-1][1]["citations"] == []
+    async with _client(world, world.admin) as admin:
+        gaps = [g["question"].lower() for g in (await admin.get("/api/gaps")).json()["items"]]
+    assert unanswerable in gaps
+    assert answerable.lower() not in gaps
+
+
 async def test_a_persona_scopes_the_question_to_its_workspaces_and_an_unknown_one_is_refused(
     world: World,
 ) -> None:
