@@ -674,6 +674,8 @@ scenario('Auto chooses Deep for a comparison and says why; a stopped run ends on
   await page.getByRole('button', { name: 'Stop' }).click()
   await page.getByRole('status').filter({ hasText: 'Stopped' }).waitFor()
   await page.getByRole('button', { name: 'Ask', exact: true }).waitFor()
+  // Stop is not taken for an empty question sent as the button turns back into Ask.
+  assert.equal(await page.getByText('Type a question first.').count(), 0)
   await screens.shoot(page, 'chat-stopped')
   // The page went, and so did the run: no model call is left streaming.
   await eventually(async () => { assert.equal(model.model.open, 0) })

@@ -210,13 +210,15 @@ export function Conversation({
               rows={2}
               aria-invalid={problem ? true : undefined}
             />
+            {/* Keyed apart: the same <button> turned into the submit button while its click
+                is dispatched would submit the form (an empty question) as Stop lands. */}
             {streaming ? (
-              <Button variant="outline" onClick={stop} className="h-11">
+              <Button key="stop" variant="outline" onClick={stop} className="h-11">
                 <CircleStop aria-hidden="true" />
                 Stop
               </Button>
             ) : (
-              <Button type="submit" className="h-11">
+              <Button key="ask" type="submit" className="h-11">
                 <Send aria-hidden="true" />
                 Ask
               </Button>
