@@ -12,6 +12,7 @@ taken, whatever order an endpoint lists its parameters in.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Annotated, Any, cast
 from urllib.parse import urlsplit
@@ -227,15 +228,18 @@ async def session_principal(
 
 async def answering_run(
     request: Request, principal: Annotated[Principal, Depends(current_principal)]
-) -> AsyncIterator[None]:
+) -> AsyncIterator[ExitStack]:
     """Hold one of the caller's runs until the response has been sent: a streamed answer's
     slot comes back when its stream ends, fails, or the client leaves (which cancels the run).
+    A run that goes on without its stream (a chat's deep run) takes the slot over
+    (`ExitStack.pop_all`) and gives it back when it ends.
 
     Raises:
         RateLimited: the caller has as many runs under way as one person may.
     """
-    with get_resources(request).limits.run(principal.user_id):
-        yield
+    with ExitStack() as held:
+        held.enter_context(get_resources(request).limits.run(principal.user_id))
+        yield held
 
 
 AppResources = Annotated[Resources, Depends(get_resources)]
@@ -262,5 +266,5 @@ SignedIn = Annotated[Principal, Depends(signed_in)]
 SessionPrincipal = Annotated[Principal, Depends(session_principal)]
 # For a route's `dependencies=`: it is counted against the password-attempt throttles first.
 PasswordAttempt = Depends(throttle_password_attempts)
-# For a route's `dependencies=`: it holds one of the caller's answering runs while it answers.
-AnsweringRun = Depends(answering_run)
+# One of the caller's answering runs, held while the route answers (or taken over).
+AnsweringRun = Annotated[ExitStack, Depends(answering_run)]

@@ -308,6 +308,7 @@ def create_app(
     app.include_router(workspaces.router)
     app.include_router(documents.router)
     app.include_router(documents.chunks_router)
+    app.include_router(documents.tags_router)
     app.include_router(search.router)
     app.include_router(asking.router)
     app.include_router(dashboard.router)

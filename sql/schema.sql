@@ -252,6 +252,7 @@ CREATE TABLE public.research_jobs (
     heartbeat_at timestamp with time zone,
     workspace_scope text,
     persona text,
+    chat_id uuid,
     CONSTRAINT ck_research_jobs_status CHECK ((status = ANY (ARRAY['running'::text, 'done'::text, 'failed'::text])))
 );
 
@@ -427,6 +428,8 @@ CREATE INDEX ix_questions_answered_created_at ON public.questions USING btree (a
 
 CREATE INDEX ix_questions_created_at ON public.questions USING btree (created_at);
 
+CREATE INDEX ix_research_jobs_chat_id ON public.research_jobs USING btree (chat_id);
+
 CREATE INDEX ix_research_jobs_running_lease_expires_at ON public.research_jobs USING btree (lease_expires_at) WHERE (status = 'running'::text);
 
 CREATE INDEX ix_research_jobs_user_id ON public.research_jobs USING btree (user_id);
@@ -503,6 +506,9 @@ ALTER TABLE ONLY public.personas
 
 ALTER TABLE ONLY public.questions
     ADD CONSTRAINT fk_questions_user_id_users FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE SET NULL;
+
+ALTER TABLE ONLY public.research_jobs
+    ADD CONSTRAINT fk_research_jobs_chat_id_chats FOREIGN KEY (chat_id) REFERENCES public.chats(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.research_jobs
     ADD CONSTRAINT fk_research_jobs_user_id_users FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;

@@ -177,6 +177,8 @@ class Run:
     writes: Writes = "off"
     workspaces: list[str] | None = None
     document_ids: list[UUID] | None = None
+    # The asker's tags: every search of the run keeps to documents carrying all of them.
+    tags: list[str] | None = None
     # Earlier turns of the chat, oldest first: (role, text).
     history: list[tuple[str, str]] = field(default_factory=list)
     # The chunks those turns were drawn from: read by this run as much as its own retrievals.

@@ -89,7 +89,10 @@ def _in_scope(run: Run, document_id: UUID) -> None:
 async def search_corpus(run: Run, args: SearchArgs) -> str:
     run.step("search", f'search: "{_clip(args.query, 200)}"')
     request = SearchRequest(
-        query=args.query, workspaces=args.workspaces or run.workspaces, top_k=args.top_k
+        query=args.query,
+        workspaces=args.workspaces or run.workspaces,
+        tags=run.tags,
+        top_k=args.top_k,
     )
     async with run.transaction() as conn:
         hits = await search_service.rank(

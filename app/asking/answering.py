@@ -79,6 +79,8 @@ class Question:
     mode: AskMode
     workspaces: list[str] | None = None
     document_ids: list[UUID] | None = None
+    # Only documents carrying every one of these tags are searched.
+    tags: list[str] | None = None
     # The persona whose workspaces `workspaces` are (said in the mode's reason).
     persona: str | None = None
     # Kept in a chat (`chat_id`, or a new one when None): the web app's questions, not MCP's.
@@ -90,6 +92,8 @@ class Question:
     history: list[tuple[str, str]] = field(default_factory=list)
     # The chunks the history's answers were drawn from: the run has read them too.
     drawn_from: frozenset[UUID] = frozenset()
+    # A chat's deep run, kept apart from its stream: its research job (ADR 0030).
+    run_id: UUID | None = None
 
 
 class RunFailed(AppError):
@@ -210,7 +214,9 @@ async def _run(
     mode, reason = choose_mode(question.mode, question.text)
     if question.persona:
         reason += f"; persona {question.persona!r}: {', '.join(question.workspaces or [])}"
-    emit(ModeEvent(mode=mode, reason=reason))
+    if question.tags:
+        reason += f"; tagged {', '.join(question.tags)}"
+    emit(ModeEvent(mode=mode, reason=reason, run_id=question.run_id, chat_id=question.chat_id))
     run = Run(
         question=question.text,
         principal=principal,
@@ -225,6 +231,7 @@ async def _run(
         writes=question.writes,
         workspaces=question.workspaces,
         document_ids=question.document_ids,
+        tags=question.tags,
         history=question.history,
         drawn_from=question.drawn_from,
         react=react_graph(),
@@ -337,6 +344,17 @@ async def _finish(
     for removed in checked.removed:
         run.step("citation", f"citation removed: {removed}")
     async with asking.transaction() as conn:
+        found = len(retrieved)
+        if not found and (question.workspaces or question.tags or question.document_ids):
+            # As a search's: a question its scope emptied is no gap when the whole corpus the
+            # caller may read answers it.
+            found = await search_service.unfiltered_hits(
+                conn,
+                principal,
+                asking.embedder,
+                asking.settings,
+                SearchRequest(query=question.text),
+            )
         await search_service.record_question(
             conn,
             principal,
@@ -344,7 +362,7 @@ async def _finish(
             door=door,
             mode=mode,
             best_similarity=run.ledger.best_similarity,
-            hit_count=len(retrieved),
+            hit_count=found,
         )
         answer = Answer(
             answer=checked.text,
@@ -367,7 +385,10 @@ async def _extractive(
     run.step("search", f'search: "{question.text[:200]}"')
     try:
         request = SearchRequest(
-            query=question.text, workspaces=question.workspaces, top_k=extractive.PASSAGES
+            query=question.text,
+            workspaces=question.workspaces,
+            tags=question.tags,
+            top_k=extractive.PASSAGES,
         )
     except ValidationError as exc:
         raise ValidationFailed.from_pydantic(exc) from None

@@ -1,8 +1,13 @@
-"""Deep research that can outlast an MCP client's tool timeout (read-only, as the tool is
-annotated: its agents get no tool that writes): each run is a job in PostgreSQL,
-owned by the caller and leased to this process, which renews the lease while it works. Any
-replica answers `research_result` from the table; a job whose process died stops being renewed
-and is marked failed, with the reason, by whoever reads it next (or by housekeeping)."""
+"""Deep research that can outlast the call that asked for it: an MCP client's tool timeout
+(read-only, as the tool is annotated: its agents get no tool that writes), or the chat page
+that asked (ADR 0030). Each run is a job in PostgreSQL, owned by the caller and leased to this
+process, which renews the lease while it works. Any replica answers `research_result` (and
+reads a chat's runs) from the table; a job whose process died stops being renewed and is
+marked failed, with the reason, by whoever reads it next (or by housekeeping).
+
+A chat's deep run is a job tied to its chat: its events go to a `Relay` that the page's stream
+follows, so that closing the page leaves the run going; its turn lands in the chat when it
+ends, as an attached run's does; and only its owner's cancel stops it."""
 
 from __future__ import annotations
 
@@ -10,19 +15,52 @@ import asyncio
 import logging
 import os
 import socket
+from collections.abc import AsyncIterator
+from contextlib import ExitStack, aclosing
+from dataclasses import replace
 from uuid import UUID
 
 from app.access.principal import Principal
 from app.asking import records
-from app.asking.answering import Asking, Question, collect
+from app.asking.answering import Asking, Question, collect, stream
 from app.asking.limits import JobTicket
-from app.asking.schemas import Answer
+from app.asking.schemas import Answer, DoneEvent, ErrorEvent, Event
 from app.errors import AppError
 from app.observe import metrics
 
 logger = logging.getLogger(__name__)
 
 SHUT_DOWN = "the server running this research shut down before it finished; ask again"
+
+
+class Relay:
+    """A run's events so far and as they come, for whoever follows it: the page that asked,
+    until it closes. Following replays the events from the first."""
+
+    def __init__(self) -> None:
+        self._events: list[Event] = []
+        self._ended = False
+        self._changed = asyncio.Event()
+
+    def put(self, event: Event | None) -> None:
+        """One more event, or (None) the end."""
+        if event is None:
+            self._ended = True
+        else:
+            self._events.append(event)
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    async def follow(self) -> AsyncIterator[Event]:
+        """Every event, from the first to the last; closing this leaves the run going."""
+        seen = 0
+        while True:
+            while seen < len(self._events):
+                yield self._events[seen]
+                seen += 1
+            if self._ended:
+                return
+            await self._changed.wait()
 
 
 class Jobs:
@@ -62,6 +100,88 @@ class Jobs:
         self._tasks[job_id] = task
         task.add_done_callback(lambda _t: self._tasks.pop(job_id, None))
         return job_id
+
+    async def start_in_chat(
+        self, asking: Asking, principal: Principal, question: Question, held: ExitStack
+    ) -> AsyncIterator[Event]:
+        """Run a chat's deep question as a job tied to its chat (a new chat made now, titled by
+        the question, when it has none yet); the events, for the page that asked to follow.
+        `held` is the caller's run slot, which the job takes over and gives back when it ends.
+
+        Raises:
+            Forbidden: the role may not ask. NotFound: the chat is not the caller's.
+        """
+        async with asking.transaction() as conn:
+            chat_id = question.chat_id or await records.open_chat(conn, principal, question.text)
+            job_id = await records.create_job(
+                conn,
+                principal,
+                question.text,
+                worker=self.worker,
+                lease_s=asking.settings.research_lease_s,
+                chat_id=chat_id,
+            )
+        # From here the slot is the job's, not the request's.
+        held = held.pop_all()
+        relay = Relay()
+        question = replace(question, chat_id=chat_id, run_id=job_id)
+        metrics.research_job("running")
+        task = asyncio.create_task(
+            self._run_in_chat(asking, job_id, principal, question, relay, held),
+            name=f"chat run {job_id}",
+        )
+        self._tasks[job_id] = task
+        task.add_done_callback(lambda _t: self._tasks.pop(job_id, None))
+        return relay.follow()
+
+    async def _run_in_chat(
+        self,
+        asking: Asking,
+        job_id: UUID,
+        principal: Principal,
+        question: Question,
+        relay: Relay,
+        held: ExitStack,
+    ) -> Answer:
+        heartbeat = asyncio.create_task(self._renew(asking, job_id))
+        answer = Answer.failed(job_id, "the run ended without an answer")
+        error: str | None = answer.answer
+        try:
+            with held:
+                async with aclosing(stream(asking, principal, question, door="chat")) as events:
+                    async for event in events:
+                        relay.put(event)
+                        if isinstance(event, DoneEvent):
+                            answer = Answer(
+                                answer=event.answer,
+                                citations=event.citations,
+                                mode=event.mode,
+                                extractive=event.extractive,
+                                fell_back=event.fell_back,
+                            )
+                            error = None
+                        elif isinstance(event, ErrorEvent):
+                            error = f"{event.code}: {event.message}"
+        except asyncio.CancelledError:
+            metrics.research_job("failed", left="running")
+            if job_id in self._cancelled:
+                # Its owner's cancel: the row says so already; this run ends, the server goes on.
+                self._cancelled.discard(job_id)
+                relay.put(ErrorEvent(code="cancelled", message="Stopped: the run was cancelled."))
+                return Answer.failed(job_id, records.CANCELLED)
+            relay.put(ErrorEvent(code="unavailable", message=SHUT_DOWN))
+            await asyncio.shield(self._finish(asking, job_id, error=SHUT_DOWN))
+            raise
+        finally:
+            relay.put(None)
+            heartbeat.cancel()
+            await asyncio.gather(heartbeat, return_exceptions=True)
+        metrics.research_job("done" if error is None else "failed", left="running")
+        if error is not None:
+            await self._finish(asking, job_id, error=error)
+            return Answer.failed(job_id, error)
+        await self._finish(asking, job_id, result=answer)
+        return answer
 
     async def wait(self, job_id: UUID, seconds: float) -> Answer | None:
         """The job's answer (or failure) if it finishes within `seconds` here; None while it

@@ -227,6 +227,7 @@ async def insert_job(
     persona: str | None,
     worker: str,
     lease_s: float,
+    chat_id: UUID | None = None,
 ) -> UUID:
     inserted = await conn.execute(
         insert(research_jobs)
@@ -235,6 +236,7 @@ async def insert_job(
             question=question,
             workspace_scope=workspace_scope,
             persona=persona,
+            chat_id=chat_id,
             worker=worker,
             heartbeat_at=func.now(),
             lease_expires_at=_lease(lease_s),
@@ -279,6 +281,34 @@ async def get_job(
         )
     ).one_or_none()
     return JobRow(*row) if row is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRunRow:
+    id: UUID
+    question: str
+    status: str
+    error: str | None
+    created_at: datetime
+    lease_expired: bool
+
+
+async def chat_runs(conn: ReadConnection, *, chat_id: UUID) -> list[ChatRunRow]:
+    """The chat's runs that left no turn in it: running, or failed (a done one's turn is its
+    record), oldest first."""
+    statement = (
+        select(
+            research_jobs.c.id,
+            research_jobs.c.question,
+            research_jobs.c.status,
+            research_jobs.c.error,
+            research_jobs.c.created_at,
+            _JOB[-1],
+        )
+        .where(research_jobs.c.chat_id == chat_id, research_jobs.c.status != "done")
+        .order_by(research_jobs.c.created_at, research_jobs.c.id)
+    )
+    return [ChatRunRow(*row) for row in await conn.execute(statement)]
 
 
 async def fail_abandoned_jobs(conn: WriteConnection, *, reason: str) -> int:

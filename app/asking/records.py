@@ -20,7 +20,7 @@ ABANDONED = (
     "the server running this research stopped before it finished (its lease ran out); "
     "ask again with deep_research"
 )
-# Said of a job its owner cancelled (an MCP task's `tasks/cancel`).
+# Said of a job its owner cancelled (an MCP task's `tasks/cancel`, the chat's stop button).
 CANCELLED = "cancelled by its owner"
 
 
@@ -60,11 +60,7 @@ async def record_turn(
     owner = owner_of(principal, "your role may not ask")
     scope = principal.workspace_scope
     if chat_id is None:
-        title = " ".join(question.split())[:CHAT_TITLE_CHARS]
-        created = await queries.insert_chat(
-            conn, user_id=owner, title=title, workspace_scope=scope, persona=principal.persona
-        )
-        chat_id = created.id
+        chat_id = await open_chat(conn, principal, question)
     elif await queries.get_chat(conn, chat_id=chat_id, user_id=owner, scope=scope) is None:
         raise NotFound("chat not found")
     await queries.insert_message(
@@ -83,6 +79,25 @@ async def record_turn(
     return chat_id
 
 
+async def open_chat(conn: WriteConnection, principal: Principal, question: str) -> UUID:
+    """A new chat of the caller's, titled by its first question and marked with the caller's
+    binding.
+
+    Raises:
+        Forbidden: the role may not ask.
+    """
+    owner = owner_of(principal, "your role may not ask")
+    title = " ".join(question.split())[:CHAT_TITLE_CHARS]
+    created = await queries.insert_chat(
+        conn,
+        user_id=owner,
+        title=title,
+        workspace_scope=principal.workspace_scope,
+        persona=principal.persona,
+    )
+    return created.id
+
+
 # --- research jobs ----------------------------------------------------------------------------
 
 
@@ -94,10 +109,11 @@ async def create_job(
     worker: str,
     lease_s: float,
     at_most: int | None = None,
+    chat_id: UUID | None = None,
 ) -> UUID:
     """A running job of the caller's, marked with the caller's binding, leased to `worker`
     for `lease_s` seconds; refused when the caller has `at_most` unfinished jobs already, on
-    any replica.
+    any replica. A chat's run names its chat (`chat_id`, the caller's).
 
     Raises:
         Forbidden: the role may not ask. RateLimited: `at_most` unfinished jobs.
@@ -118,6 +134,7 @@ async def create_job(
         persona=principal.persona,
         worker=worker,
         lease_s=lease_s,
+        chat_id=chat_id,
     )
 
 

@@ -10,7 +10,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from app.agents.schemas import AskMode, Citation, RunMode, Step, TokenEvent, Writes
-from app.kit.types import Slug
+from app.kit.types import Slug, Tag
 from app.schemas import NoNul, PlainText
 
 # Asking's API, the agents' shapes in it included: the doors import all of it from here.
@@ -22,6 +22,7 @@ __all__ = [
     "AskRequest",
     "Chat",
     "ChatMessage",
+    "ChatRun",
     "ChatWithMessages",
     "Citation",
     "DoneEvent",
@@ -47,6 +48,11 @@ class AskRequest(BaseModel):
     # "Ask about this doc": the run searches and reads these documents only.
     document_ids: list[UUID] | None = Field(default=None, max_length=50)
     persona: Slug | None = None
+    tags: list[Tag] | None = Field(
+        default=None,
+        max_length=32,
+        description="Search only documents that carry every one of these tags (as search does).",
+    )
     writes: Writes = Field(
         default="off",
         description=(
@@ -129,6 +135,19 @@ class Answer(BaseModel):
 class ModeEvent(BaseModel):
     mode: RunMode
     reason: str
+    run_id: UUID | None = Field(
+        default=None,
+        description=(
+            "A deep run asked in a chat runs apart from its stream (ADR 0030): closing the "
+            "stream leaves it running, and its turn lands in the chat; stop it with `POST "
+            "/api/runs/{run_id}/cancel`. Null for a run the stream holds (closing it cancels "
+            "the run)."
+        ),
+    )
+    chat_id: UUID | None = Field(
+        default=None,
+        description="The chat the run's turn lands in, when it is known at the start.",
+    )
 
 
 class DoneEvent(BaseModel):
@@ -191,8 +210,23 @@ class ChatMessage(BaseModel):
     created_at: datetime
 
 
+class ChatRun(BaseModel):
+    """A deep run of the chat that has left no turn in it (yet): running, or failed (and
+    why: cancelled by its owner, the server stopped, the model failed)."""
+
+    id: UUID
+    question: str
+    status: Literal["running", "failed"]
+    error: str | None
+    created_at: datetime
+
+
 class ChatWithMessages(Chat):
     messages: list[ChatMessage]
+    runs: list[ChatRun] = Field(
+        default_factory=list,
+        description="Its deep runs still running, or failed without a turn, oldest first.",
+    )
 
 
 JobStatus = Literal["running", "done", "failed"]

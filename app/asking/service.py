@@ -11,12 +11,14 @@ under the caller's rights of the moment, whenever they are read."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable
+from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from typing import Any
 from uuid import UUID
 
 from app.access.principal import Principal
+from app.agents.mode import choose_mode
 from app.asking import answering, queries, records
 from app.asking.answering import Asking, Question
 from app.asking.jobs import Jobs
@@ -26,6 +28,7 @@ from app.asking.schemas import (
     AskRequest,
     Chat,
     ChatMessage,
+    ChatRun,
     ChatUpdate,
     ChatWithMessages,
     Event,
@@ -76,6 +79,7 @@ async def prepare(
             mode=request.mode,
             workspaces=workspaces,
             document_ids=request.document_ids or None,
+            tags=request.tags or None,
             persona=request.persona if request.workspaces is None else None,
             writes=request.writes,
         )
@@ -101,6 +105,34 @@ def ask(
     """The events of the question's run, ending with `done` (the turn kept, in a chat) or
     `error`. Closing the iterator cancels the run."""
     return answering.stream(asking, principal, question, door=door)
+
+
+async def ask_in_chat(
+    asking: Asking, jobs: Jobs, principal: Principal, question: Question, *, held: ExitStack
+) -> AsyncIterator[Event]:
+    """The events of a question asked in the web app, ending with `done` or `error`. A deep
+    run kept in a chat goes on apart from them (ADR 0030): a research job tied to its chat,
+    which takes over the caller's run slot `held`, whose turn lands in the chat when it ends,
+    and which only `cancel_run` stops; closing the events leaves it going. Any other run is
+    the events' own: closing them cancels it.
+
+    Raises:
+        Forbidden: the role may not ask. NotFound: the chat is not the caller's.
+    """
+    mode, _reason = choose_mode(question.mode, question.text)
+    if question.in_chat and mode == "deep":
+        return await jobs.start_in_chat(asking, principal, question, held)
+    return answering.stream(asking, principal, question, door="chat")
+
+
+async def cancel_run(asking: Asking, jobs: Jobs, principal: Principal, run_id: UUID) -> None:
+    """Stop one of the caller's runs kept apart from their stream (a chat's deep run, or a
+    research job); one that has ended stays as it ended.
+
+    Raises:
+        NotFound: no such run of the caller's (or of the caller's binding).
+    """
+    await cancel_research(asking, jobs, principal, str(run_id))
 
 
 async def ask_once(
@@ -306,7 +338,25 @@ async def get_chat(conn: ReadConnection, principal: Principal, chat_id: UUID) ->
     row, rows = await _chat_row(conn, principal, chat_id)
     readable = await _readable(conn, principal, (c for m in rows for c in _drawn_from(m)))
     messages = [_message(m, readable) for m in rows]
-    return ChatWithMessages(**_chat(row).model_dump(), messages=messages)
+    runs = [_run(r) for r in await queries.chat_runs(conn, chat_id=chat_id)]
+    return ChatWithMessages(**_chat(row).model_dump(), messages=messages, runs=runs)
+
+
+# Said of a chat's run whose process stopped renewing its lease (marked so when next read as
+# a job, or by housekeeping).
+RUN_ABANDONED = "the server running this question stopped before it finished; ask again"
+
+
+def _run(row: queries.ChatRunRow) -> ChatRun:
+    failed = row.status == "failed" or row.lease_expired
+    return ChatRun(
+        id=row.id,
+        question=row.question,
+        status="failed" if failed else "running",
+        # Housekeeping words an abandoned job for MCP's callers; the chat says it its way.
+        error=RUN_ABANDONED if row.lease_expired or row.error == records.ABANDONED else row.error,
+        created_at=row.created_at,
+    )
 
 
 @dataclass(frozen=True)

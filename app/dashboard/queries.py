@@ -13,6 +13,7 @@ from app.dashboard.schemas import ActivityItem, AgentActivity, Figures
 from app.db.engine import ReadConnection
 from app.db.tables import (
     api_keys,
+    audit_log,
     chunks,
     documents,
     oauth_clients,
@@ -118,28 +119,36 @@ async def by_workspace(
     return [(row[0], row[1], int(row[2])) for row in rows]
 
 
-async def by_tag(
-    conn: ReadConnection, *, caller_id: UUID | None, scope: str | None, limit: int
-) -> list[tuple[str, int]]:
-    """(tag, documents) of what the caller may see, the most used first."""
-    tagged = (
-        select(func.unnest(documents.c.tags).label("tag"))
-        .select_from(documents.join(workspaces, workspaces.c.id == documents.c.workspace_id))
-        .where(visible_to(caller_id, scope))
+def _asked_through(agent: ColumnElement[Any], since: datetime) -> Any:
+    """(agent, searches, questions) since `since`, for each value of `agent` (a column of
+    `questions` naming who asked through what)."""
+    return (
+        select(
+            agent.label("agent"),
+            func.count().filter(questions.c.mode.in_(SEARCH_MODES)).label("searches"),
+            func.count().filter(questions.c.mode.not_in(SEARCH_MODES)).label("questions"),
+        )
+        .where(questions.c.created_at >= since, agent.is_not(None))
+        .group_by(agent)
         .subquery()
     )
-    rows = await conn.execute(
-        select(tagged.c.tag, func.count())
-        .group_by(tagged.c.tag)
-        .order_by(func.count().desc(), tagged.c.tag)
-        .limit(limit)
+
+
+def _changed_through(agent: ColumnElement[Any], since: datetime) -> Any:
+    """(agent, changes) since `since`: the audited writes (uploads, edits, deletions, admin
+    acts) for each value of `agent` (a column of `audit_log`)."""
+    return (
+        select(agent.label("agent"), func.count().label("changes"))
+        .where(audit_log.c.at >= since, agent.is_not(None))
+        .group_by(agent)
+        .subquery()
     )
-    return [(row[0], row[1]) for row in rows]
 
 
 async def agents(conn: ReadConnection, *, since: datetime) -> list[AgentActivity]:
-    """Agent accounts with their live keys and their searches and questions since `since`,
-    and the OAuth apps people connected, with how many people and when a token was last issued."""
+    """Agent accounts with their live keys, and the OAuth apps people connected with how many
+    people; for each, its calls since `since` (searches, questions and audited changes made
+    through it: an account's keys, an app's tokens) and when it was last seen."""
     live_keys = (
         select(
             api_keys.c.user_id,
@@ -150,29 +159,25 @@ async def agents(conn: ReadConnection, *, since: datetime) -> list[AgentActivity
         .group_by(api_keys.c.user_id)
         .subquery()
     )
-    asked = (
-        select(
-            questions.c.user_id,
-            func.count().filter(questions.c.mode.in_(SEARCH_MODES)).label("searches"),
-            func.count().filter(questions.c.mode.not_in(SEARCH_MODES)).label("questions"),
-        )
-        .where(questions.c.created_at >= since)
-        .group_by(questions.c.user_id)
-        .subquery()
-    )
+    asked = _asked_through(questions.c.user_id, since)
+    changed = _changed_through(audit_log.c.actor_id, since)
+    searches = func.coalesce(asked.c.searches, 0)
+    questions_asked = func.coalesce(asked.c.questions, 0)
+    changes = func.coalesce(changed.c.changes, 0)
     accounts = await conn.execute(
         select(
             users.c.id,
             func.coalesce(func.nullif(users.c.display_name, ""), users.c.email),
             func.coalesce(live_keys.c.live, 0),
-            func.coalesce(asked.c.searches, 0),
-            func.coalesce(asked.c.questions, 0),
+            searches,
+            questions_asked,
+            searches + questions_asked + changes,
             func.greatest(users.c.last_seen_at, live_keys.c.used),
         )
         .select_from(
-            users.outerjoin(live_keys, live_keys.c.user_id == users.c.id).outerjoin(
-                asked, asked.c.user_id == users.c.id
-            )
+            users.outerjoin(live_keys, live_keys.c.user_id == users.c.id)
+            .outerjoin(asked, asked.c.agent == users.c.id)
+            .outerjoin(changed, changed.c.agent == users.c.id)
         )
         .where(users.c.kind == "agent", users.c.active)
     )
@@ -185,21 +190,38 @@ async def agents(conn: ReadConnection, *, since: datetime) -> list[AgentActivity
             people=1,
             searches=row[3],
             questions=row[4],
-            last_seen_at=row[5],
+            calls=row[5],
+            last_seen_at=row[6],
         )
         for row in accounts
     ]
+    connected = (
+        select(
+            oauth_tokens.c.client_id,
+            func.count(distinct(oauth_tokens.c.user_id)).label("people"),
+            func.max(oauth_tokens.c.created_at).label("issued"),
+        )
+        .group_by(oauth_tokens.c.client_id)
+        .subquery()
+    )
+    app_asked = _asked_through(questions.c.agent_client_id, since)
+    app_changed = _changed_through(audit_log.c.agent_client_id, since)
+    app_searches = func.coalesce(app_asked.c.searches, 0)
+    app_questions = func.coalesce(app_asked.c.questions, 0)
     apps = await conn.execute(
         select(
             oauth_clients.c.client_id,
             func.coalesce(oauth_clients.c.client_name, oauth_clients.c.client_id),
-            func.count(distinct(oauth_tokens.c.user_id)),
-            func.max(oauth_tokens.c.created_at),
+            connected.c.people,
+            app_searches,
+            app_questions,
+            app_searches + app_questions + func.coalesce(app_changed.c.changes, 0),
+            connected.c.issued,
+        ).select_from(
+            oauth_clients.join(connected, connected.c.client_id == oauth_clients.c.client_id)
+            .outerjoin(app_asked, app_asked.c.agent == oauth_clients.c.client_id)
+            .outerjoin(app_changed, app_changed.c.agent == oauth_clients.c.client_id)
         )
-        .select_from(
-            oauth_clients.join(oauth_tokens, oauth_tokens.c.client_id == oauth_clients.c.client_id)
-        )
-        .group_by(oauth_clients.c.client_id)
     )
     found += [
         AgentActivity(
@@ -208,10 +230,10 @@ async def agents(conn: ReadConnection, *, since: datetime) -> list[AgentActivity
             name=row[1],
             keys=0,
             people=row[2],
-            # An app acts as the person who connected it: its questions are theirs.
-            searches=None,
-            questions=None,
-            last_seen_at=row[3],
+            searches=row[3],
+            questions=row[4],
+            calls=row[5],
+            last_seen_at=row[6],
         )
         for row in apps
     ]

@@ -53,9 +53,17 @@ class AgentActivity(BaseModel):
     # Keys for an account; people who connected it for an app.
     keys: int
     people: int
-    # Null for an app: it acts as the people who connected it, and their questions are theirs.
+    # Through it, in the dashboard's 30 days: an account's by its keys, an app's by the tokens
+    # people gave it (its questions are also the people's own). Null was once an app's.
     searches: int | None
     questions: int | None
+    calls: int = Field(
+        default=0,
+        description=(
+            "Its recorded calls in the dashboard's 30 days: searches, questions, and the "
+            "changes audited as made through it (uploads, edits, deletions, admin acts)."
+        ),
+    )
     last_seen_at: datetime | None
 
 

@@ -17,6 +17,7 @@ from app.dashboard.schemas import (
     WorkspaceShare,
 )
 from app.db.engine import ReadConnection, WriteConnection
+from app.documents import service as documents_service
 from app.rag.embeddings.base import Embedder
 from app.search import service as search_service
 
@@ -64,8 +65,8 @@ async def dashboard(conn: ReadConnection, principal: Principal) -> Dashboard:
             for w, d, c in await queries.by_workspace(conn, caller_id=caller, scope=scope)
         ],
         by_tag=[
-            TagShare(tag=t, documents=d)
-            for t, d in await queries.by_tag(conn, caller_id=caller, scope=scope, limit=TAGS)
+            TagShare(tag=t.tag, documents=t.documents)
+            for t in await documents_service.tags(conn, principal, limit=TAGS)
         ],
         agents=agents,
     )

@@ -367,8 +367,11 @@ research_jobs = Table(
     Column("worker", Text),
     Column("lease_expires_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("heartbeat_at", DateTime(timezone=True)),
+    # A deep run asked in a chat: its turn lands there when it ends (ADR 0030).
+    Column("chat_id", UUID(as_uuid=True), ForeignKey("chats.id", ondelete="CASCADE")),
     CheckConstraint("status IN ('running', 'done', 'failed')", name="status"),
     Index(None, "user_id"),
+    Index(None, "chat_id"),
     Index(
         "ix_research_jobs_running_lease_expires_at",
         "lease_expires_at",

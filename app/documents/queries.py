@@ -22,6 +22,7 @@ from app.documents.schemas import (
     DocumentWithContent,
     LinkingDocument,
     RelatedDocument,
+    TagCount,
     Visibility,
 )
 
@@ -424,3 +425,26 @@ async def chunk_preview(
     )
     row = (await conn.execute(statement)).mappings().first()
     return ChunkPreview.model_validate(dict(row)) if row else None
+
+
+async def tags_in_use(
+    conn: ReadConnection,
+    caller_id: UUID | None,
+    *,
+    scope: str | None,
+    limit: int,
+    contains: str | None = None,
+) -> list[TagCount]:
+    """The tags of the documents the caller may see, with how many carry each, the most used
+    first; with `contains`, those that hold it (in any case; `%` and `_` are literal)."""
+    tagged = (
+        select(func.unnest(documents.c.tags).label("tag"))
+        .select_from(documents.join(workspaces, workspaces.c.id == documents.c.workspace_id))
+        .where(visible_to(caller_id, scope))
+        .subquery()
+    )
+    statement = select(tagged.c.tag, func.count()).group_by(tagged.c.tag)
+    if contains:
+        statement = statement.where(tagged.c.tag.icontains(contains, autoescape=True))
+    rows = await conn.execute(statement.order_by(func.count().desc(), tagged.c.tag).limit(limit))
+    return [TagCount(tag=row[0], documents=row[1]) for row in rows]

@@ -146,3 +146,14 @@ class ChunkPreview(BaseModel):
     text: str
     start: int
     end: int
+
+
+class TagCount(BaseModel):
+    """A tag in use, and how many of the documents the caller may see carry it."""
+
+    tag: str
+    documents: int
+
+
+class TagList(BaseModel):
+    items: list[TagCount]

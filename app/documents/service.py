@@ -36,6 +36,7 @@ from app.documents.schemas import (
     DocumentWithContent,
     LinkingDocument,
     RelatedDocument,
+    TagCount,
     Visibility,
 )
 from app.documents.worker import Converter
@@ -349,6 +350,20 @@ async def list_documents(
         conn, principal.user_id, filters, limit=limit, after=after, scope=principal.workspace_scope
     )
     return keyset_page(rows, limit, lambda row: (row.updated_at, row.id))
+
+
+async def tags(
+    conn: ReadConnection, principal: Principal, *, limit: int, q: str | None = None
+) -> list[TagCount]:
+    """The tags of the documents the caller may see, the most used first; with `q`, those
+    that hold it. A tag only on documents hidden from the caller is not shown to them."""
+    return await queries.tags_in_use(
+        conn,
+        principal.user_id,
+        scope=principal.workspace_scope,
+        limit=limit,
+        contains=q.strip() if q else None,
+    )
 
 
 async def chunks(conn: ReadConnection, principal: Principal, document_id: UUID) -> list[Chunk]:

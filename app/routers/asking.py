@@ -81,25 +81,39 @@ AskEvent = ModeEvent | Step | TokenEvent | DoneEvent | ErrorEvent
         422: ValidationFailed.openapi(),
         429: RateLimited.openapi(),
     },
-    dependencies=[AnsweringRun],
 )
 async def ask(
     request: AskRequest,
     principal: CurrentPrincipal,
     resources: AppResources,
+    held: AnsweringRun,
 ) -> EventSourceResponse:
     """Ask a question: the answer streams as it is found, with its steps and citations."""
     asking = resources.asking()
     # Checked, and its chat's history read, before the stream starts: bad input is an HTTP
     # error. Each step of the run opens a short transaction of its own.
     question = await asking_service.prepare(asking, principal, request)
+    run = await asking_service.ask_in_chat(asking, resources.jobs, principal, question, held=held)
 
     async def events() -> AsyncIterator[ServerSentEvent]:
-        # sse-starlette cancels this when the client disconnects, which cancels the run.
-        async for event in asking_service.ask(asking, principal, question, door="chat"):
+        # sse-starlette cancels this when the client disconnects: that cancels a run the
+        # stream holds, and leaves a chat's deep run going (ADR 0030).
+        async for event in run:
             yield ServerSentEvent(data=event.model_dump_json(), event=EVENT_NAMES[type(event)])
 
     return EventSourceResponse(events(), ping=resources.settings.sse_ping_s)
+
+
+@router.post(
+    "/runs/{run_id}/cancel",
+    status_code=status.HTTP_204_NO_CONTENT,
+    response_class=Response,
+    operation_id="cancelRun",
+    responses={404: NotFound.openapi()},
+)
+async def cancel_run(run_id: UUID, principal: CurrentPrincipal, resources: AppResources) -> None:
+    """Stop one of your runs that goes on without its stream (a chat's deep run)."""
+    await asking_service.cancel_run(resources.asking(), resources.jobs, principal, run_id)
 
 
 @router.get("/chats", response_model=Page[Chat], operation_id="listChats")

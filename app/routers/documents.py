@@ -33,6 +33,7 @@ from app.documents.schemas import (
     DocumentWithContent,
     LinkingDocument,
     RelatedDocument,
+    TagList,
     Visibility,
 )
 from app.errors import (
@@ -43,10 +44,11 @@ from app.errors import (
     ValidationFailed,
 )
 from app.kit.types import Slug, Tag, Title
-from app.schemas import Page
+from app.schemas import Page, PlainText
 
 router = APIRouter(prefix="/api/documents", tags=["documents"], responses=PRINCIPAL_ERRORS)
 chunks_router = APIRouter(prefix="/api/chunks", tags=["documents"], responses=PRINCIPAL_ERRORS)
+tags_router = APIRouter(prefix="/api/tags", tags=["documents"], responses=PRINCIPAL_ERRORS)
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     403: Forbidden.openapi(),
@@ -306,3 +308,17 @@ async def get_chunk(chunk_id: UUID, principal: CurrentPrincipal, conn: ReadConn)
     if preview is None:
         raise NotFound("chunk not found")
     return preview
+
+
+@tags_router.get("", response_model=TagList, operation_id="listTags")
+async def list_tags(
+    principal: CurrentPrincipal,
+    conn: ReadConn,
+    q: Annotated[
+        PlainText | None,
+        Query(max_length=64, description="Only tags that contain this (ignoring case)."),
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 100,
+) -> TagList:
+    """The tags of the documents you may see, the most used first, with how many carry each."""
+    return TagList(items=await documents_service.tags(conn, principal, limit=limit, q=q))

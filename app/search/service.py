@@ -82,6 +82,22 @@ async def rank(
     )
 
 
+async def unfiltered_hits(
+    conn: ReadConnection,
+    principal: Principal,
+    embedder: QueryEmbedder,
+    settings: Settings,
+    request: SearchRequest,
+    *,
+    side: SideReads | None = None,
+) -> int:
+    """Whether (0 or 1) the caller's whole scope answers a query its filters (workspaces, tags,
+    documents) emptied: if it does, the question is not a documentation gap; the documentation
+    exists, the filters left it out."""
+    unfiltered = request.model_copy(update={"workspaces": None, "tags": None, "top_k": 1})
+    return len(await rank(conn, principal, embedder, settings, unfiltered, side=side))
+
+
 async def record_question(
     conn: WriteConnection,
     principal: Principal,
@@ -132,10 +148,7 @@ async def search(
     similarities = [hit.similarity for hit in hits if hit.similarity is not None]
     found = len(hits)
     if not hits and (request.workspaces or request.tags or document_ids):
-        # Emptied by its filters, a search is not a gap when the caller's whole scope answers
-        # it: the documentation exists, the filters left it out.
-        unfiltered = request.model_copy(update={"workspaces": None, "tags": None, "top_k": 1})
-        found = len(await rank(conn, principal, embedder, settings, unfiltered, side=side))
+        found = await unfiltered_hits(conn, principal, embedder, settings, request, side=side)
     await record_question(
         conn,
         principal,

@@ -599,6 +599,12 @@ scenario('a chat streams its steps before the answer, whose citation chip previe
   const first = page.getByRole('navigation', { name: 'Main' }).getByRole('link').first()
   assert.equal(await first.textContent(), 'Chat')
 
+  // The scope bar's tags picker offers the tags of the documents here: the question keeps to one.
+  await page.getByRole('button', { name: 'Any tag' }).click()
+  await page.getByRole('menuitemcheckbox', { name: /^ops/ }).click()
+  await page.keyboard.press('Escape')
+  await page.getByRole('button', { name: 'Tag: ops' }).waitFor()
+
   await askInChat(page, 'How do I roll back a deploy? hold')
   // The model holds its answer: the steps are on the screen while the answer is not.
   const steps = page.getByRole('list', { name: 'Steps' })
@@ -611,7 +617,7 @@ scenario('a chat streams its steps before the answer, whose citation chip previe
   await answer.waitFor()
   // The `done` answer replaced the streamed text, rendered.
   assert.equal(await answer.locator('strong').first().textContent(), 'make rollback VERSION=previous')
-  assert.match(await page.getByTestId('mode').first().textContent(), /fast.*auto: one direct question/i)
+  assert.match(await page.getByTestId('mode').first().textContent(), /fast.*auto: one direct question; tagged ops/i)
   await page.waitForURL(/\/chat\/[0-9a-f-]+$/)
   const chatId = page.url().split('/').at(-1)
 
@@ -654,7 +660,7 @@ scenario('a chat streams its steps before the answer, whose citation chip previe
   })
 })
 
-scenario('Auto chooses Deep for a comparison and says why; a stopped run ends on the server too', async (screens) => {
+scenario('Auto chooses Deep for a comparison and says why; a stopped run ends on the server too; a deep run outlives its page', async (screens) => {
   const { session } = await ensureModelCorpus()
   const page = await screens.page({ baseURL: modelCorpus.url, session })
   await page.goto('/chat')
@@ -668,6 +674,8 @@ scenario('Auto chooses Deep for a comparison and says why; a stopped run ends on
   await page.getByRole('button', { name: 'Stop' }).click()
   await page.getByRole('status').filter({ hasText: 'Stopped' }).waitFor()
   await page.getByRole('button', { name: 'Ask', exact: true }).waitFor()
+  // Stop is not taken for an empty question sent as the button turns back into Ask.
+  assert.equal(await page.getByText('Type a question first.').count(), 0)
   await screens.shoot(page, 'chat-stopped')
   // The page went, and so did the run: no model call is left streaming.
   await eventually(async () => { assert.equal(model.model.open, 0) })
@@ -678,6 +686,28 @@ scenario('Auto chooses Deep for a comparison and says why; a stopped run ends on
   assert.equal(model.model.open, 1)
   await page.getByRole('button', { name: 'Stop' }).click()
   await eventually(async () => { assert.equal(model.model.open, 0) })
+
+  // A deep run goes on when its page goes: its chat exists from the start, says the run is
+  // under way when visited, and shows the answer when it lands.
+  model.shutGate()
+  const gated = model.model.gated
+  await page.getByRole('button', { name: 'New chat' }).click()
+  await page.getByRole('heading', { name: 'Ask the corpus' }).waitFor()
+  await page.getByRole('radio', { name: 'Deep' }).click()
+  await askInChat(page, 'How do rollbacks work? gated')
+  await page.waitForURL(/\/chat\/[0-9a-f-]+$/)
+  const chatUrl = page.url()
+  await eventually(async () => { assert.ok(model.model.gated > gated, 'the run waits on the model') })
+  await page.goto('/dashboard')
+  await page.getByRole('heading', { name: 'Dashboard' }).waitFor()
+  await page.goto(chatUrl)
+  await page.getByRole('status').filter({ hasText: 'Still researching' }).waitFor()
+  await screens.shoot(page, 'chat-researching')
+  model.openGate()
+  const landed = page.locator('[data-testid="answer"][data-status="done"]')
+  await landed.waitFor()
+  assert.equal(await landed.locator('strong').first().textContent(), 'make rollback VERSION=previous')
+  assert.equal(await page.getByRole('status').filter({ hasText: 'Still researching' }).count(), 0)
 })
 
 scenario('with no model the answer is extractive: one notice, rendered passages, citation chips', async (screens) => {

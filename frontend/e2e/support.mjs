@@ -181,7 +181,9 @@ export async function startModel() {
   // Releases asked for before the answer they release was asked for (a test sees the steps
   // before the model is asked to answer): the next held answer goes at once.
   let released = 0
-  const model = { requests: 0, open: 0 }
+  // While shut: a promise every "gated" call waits on, and what opens it.
+  let gate = null
+  const model = { requests: 0, open: 0, gated: 0 }
   const server = createServer(async (request, response) => {
     if (request.method !== 'POST' || !request.url.endsWith('/chat/completions')) {
       response.writeHead(404).end()
@@ -212,6 +214,10 @@ export async function startModel() {
       response.end('data: [DONE]\n\n')
       return
     }
+    if (gate && /\bgated\b/i.test(`${textOf(messages.find((m) => m.role === 'user'))} ${question}`)) {
+      model.gated += 1
+      await gate.shut
+    }
     if (/\bhold\b/i.test(question)) {
       if (released > 0) released -= 1
       else await new Promise((ok) => held.push(ok))
@@ -240,6 +246,15 @@ export async function startModel() {
       }
       for (const ok of held) ok()
       held = []
+    },
+    shutGate() {
+      let open
+      const shut = new Promise((ok) => { open = ok })
+      gate = { shut, open }
+    },
+    openGate() {
+      gate?.open()
+      gate = null
     },
     close: () => {
       server.closeAllConnections()

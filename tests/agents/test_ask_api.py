@@ -85,7 +85,13 @@ async def test_the_stream_is_mode_then_steps_and_tokens_then_done_with_citations
     assert names[0] == "mode"
     assert names[-1] == "done"
     assert set(names[1:-1]) == {"step", "token"}
-    assert events[0][1] == {"mode": "fast", "reason": "fast mode was asked for"}
+    # A fast run is the stream's own: no run to cancel apart from it.
+    assert events[0][1] == {
+        "mode": "fast",
+        "reason": "fast mode was asked for",
+        "run_id": None,
+        "chat_id": None,
+    }
     assert [d["label"] for n, d in events if n == "step"] == ['search: "roll back a deploy"']
     text = "".join(d["text"] for n, d in events if n == "token")
     done = events[-1][1]
@@ -136,6 +142,31 @@ async def test_with_no_model_the_answer_is_extractive_with_citations(world: Worl
     assert done["answer"].count("no answer model is configured") == 1
     assert done["citations"]
     assert done["citations"][0]["title"] == "Retry policy"
+
+
+async def test_a_question_searches_only_the_documents_carrying_its_tags(world: World) -> None:
+    content = "Blue-green switchover flips the quokka router to the idle pool."
+    async with _client(world, world.editor) as client:
+        for title, extra in (("Switchover, tagged", ["switchover"]), ("Switchover", [])):
+            body = {"title": title, "content": f"{content} {title}.", "tags": extra}
+            assert (await client.post("/api/documents", json=body)).status_code == 201
+
+    async def cited(**scope: object) -> tuple[set[str], str]:
+        body = {"question": "blue-green quokka router switchover", **scope}
+        events = await _ask(world, world.viewer, body)
+        mode, done = events[0][1], events[-1][1]
+        return {c["title"] for c in done["citations"]} & {"Switchover, tagged", "Switchover"}, (
+            mode["reason"]
+        )
+
+    assert (await cited())[0] == {"Switchover, tagged", "Switchover"}
+    titles, reason = await cited(tags=["switchover"])
+    assert titles == {"Switchover, tagged"}
+    assert reason.endswith("; tagged switchover")
+    assert (await cited(tags=["nosuchtag"]))[0] == set()
+    async with _client(world, world.viewer) as client:
+        bad = await client.post("/api/ask", json={"question": "q", "tags": ["Not A Tag!"]})
+    assert (bad.status_code, bad.json()["error"]["code"]) == (422, "validation_error")
 
 
 async def test_bad_questions_are_refused_before_the_stream_starts(world: World) -> None:
@@ -226,6 +257,33 @@ async def test_gaps_group_unanswered_questions_from_every_door_by_similar_wordin
     assert len(kubernetes) == 1
     assert (kubernetes[0]["count"], kubernetes[0]["people"]) == (3, 2)
     assert len(kubernetes[0]["examples"]) >= 2
+
+
+async def test_a_question_its_tags_emptied_is_a_gap_only_when_the_corpus_has_nothing_either(
+    world: World, swap_models: Swap
+) -> None:
+    swap_models(
+        scripted(
+            in_order(
+                calling(tool_call("search_corpus", query="cache")),
+                calling(text="Nothing under that tag."),
+                calling(tool_call("search_corpus", query="quokka")),
+                calling(text="Nothing at all."),
+            )
+        )
+    )
+    answerable = "How long are search results cached in the LRU?"
+    unanswerable = "zygomorphic quokka xylograph plinth"
+    for question in (answerable, unanswerable):
+        events = await _ask(
+            world, world.viewer, {"question": question, "mode": "fast", "tags": ["nosuchtag"]}
+        )
+        assert events[-1][0] == "done"
+        assert events[-1][1]["citations"] == []
+    async with _client(world, world.admin) as admin:
+        gaps = [g["question"].lower() for g in (await admin.get("/api/gaps")).json()["items"]]
+    assert unanswerable in gaps
+    assert answerable.lower() not in gaps
 
 
 async def test_a_persona_scopes_the_question_to_its_workspaces_and_an_unknown_one_is_refused(

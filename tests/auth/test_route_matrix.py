@@ -214,6 +214,7 @@ MATRIX: list[tuple[str, Request, tuple[int, int, int, int, int, int]]] = [
     ("GET /api/documents/{document_id}/related", _related, (401, 200, 200, 200, 200, 401)),
     ("GET /api/documents/{document_id}/backlinks", _backlinks, (401, 200, 200, 200, 200, 401)),
     ("GET /api/chunks/{chunk_id}", _chunk, (401, 200, 200, 200, 200, 401)),
+    ("GET /api/tags", fixed("GET", "/api/tags"), (401, 200, 200, 200, 200, 401)),
     (
         "POST /api/search",
         fixed("POST", "/api/search", {"query": "rollback"}),
@@ -246,6 +247,12 @@ MATRIX: list[tuple[str, Request, tuple[int, int, int, int, int, int]]] = [
     (
         "DELETE /api/chats/{chat_id}",
         fixed("DELETE", f"/api/chats/{uuid.uuid4()}"),
+        (401, 404, 404, 404, 404, 401),
+    ),
+    # A run is its owner's alone, as a chat is: one nobody has does not exist.
+    (
+        "POST /api/runs/{run_id}/cancel",
+        fixed("POST", f"/api/runs/{uuid.uuid4()}/cancel"),
         (401, 404, 404, 404, 404, 401),
     ),
     ("GET /api/gaps", fixed("GET", "/api/gaps"), (401, 403, 403, 200, 403, 401)),
@@ -438,6 +445,8 @@ BOUND_ADMIN: dict[str, int] = {
     "GET /api/chats/{chat_id}": 404,
     "PATCH /api/chats/{chat_id}": 404,
     "DELETE /api/chats/{chat_id}": 404,
+    "POST /api/runs/{run_id}/cancel": 404,
+    "GET /api/tags": 200,
     "GET /api/gaps": 403,  # every workspace's questions
     "POST /api/gaps/dismiss": 403,
     "GET /api/dashboard": 200,

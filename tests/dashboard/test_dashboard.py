@@ -89,17 +89,21 @@ async def test_searches_and_questions_are_counted_by_day_the_callers_own_unless_
     assert (viewer.user.email, "rollback") in searched
 
 
-async def test_admins_see_each_agents_activity(
+async def test_admins_see_each_agents_activity_and_its_calls(
     client: httpx.AsyncClient, conn: AsyncConnection
 ) -> None:
-    agent = await make_account(conn, "viewer", kind="agent")
+    agent = await make_account(conn, "editor", kind="agent")
     _as(client, agent)
     await client.post("/api/search", json={"query": "rollback"})
+    await client.post("/api/search", json={"query": "retries"})
+    # A write through the agent's key is audited: a call too.
+    await _add(client, "Agent's note", "Written by an agent.")
     admin = await make_account(conn, "admin")
     _as(client, admin)
     agents = (await _get(client, "/api/dashboard"))["agents"]
     [row] = [a for a in agents if a["id"] == str(agent.user.id)]
-    assert (row["kind"], row["keys"], row["searches"], row["questions"]) == ("account", 1, 1, 0)
+    assert (row["kind"], row["keys"], row["searches"], row["questions"]) == ("account", 1, 2, 0)
+    assert row["calls"] == 3
     feed = await _get(client, "/api/dashboard/activity")
     assert ("key_minted", agent.user.email) in [(i["kind"], i["actor"]) for i in feed["items"]]
 

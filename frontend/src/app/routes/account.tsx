@@ -18,7 +18,7 @@ export function AccountRoute() {
   const navigate = useNavigate()
   const logOut = useLogOut(() => { void navigate('/login', { replace: true }) })
   return (
-    <div className="mx-auto grid max-w-3xl gap-6">
+    <div className="mx-auto grid max-w-6xl gap-6 *:max-w-3xl">
       <PageHeader
         title="Account"
         description="Your profile, your password and the apps you let act as you."

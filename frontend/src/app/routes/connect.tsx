@@ -19,7 +19,7 @@ export function ConnectRoute() {
   return (
     <AdminOnly action="keys.manage">
       {() => (
-        <div className="mx-auto grid max-w-3xl gap-6">
+        <div className="mx-auto grid max-w-6xl gap-6 *:max-w-3xl">
           <PageHeader
             title="Connect an agent"
             description="Claude Code, Cursor, VS Code, Codex or any MCP client reaches this Corpus at its MCP URL, with an API key or by OAuth."

@@ -534,6 +534,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/tags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Tags
+         * @description The tags of the documents you may see, the most used first, with how many carry each.
+         */
+        get: operations["listTags"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/search": {
         parameters: {
             query?: never;
@@ -568,6 +588,26 @@ export interface paths {
          * @description Ask a question: the answer streams as it is found, with its steps and citations.
          */
         post: operations["ask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{run_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel Run
+         * @description Stop one of your runs that goes on without its stream (a chat's deep run).
+         */
+        post: operations["cancelRun"];
         delete?: never;
         options?: never;
         head?: never;
@@ -965,6 +1005,12 @@ export interface components {
             searches: number | null;
             /** Questions */
             questions: number | null;
+            /**
+             * Calls
+             * @description Its recorded calls in the dashboard's 30 days: searches, questions, and the changes audited as made through it (uploads, edits, deletions, admin acts).
+             * @default 0
+             */
+            calls: number;
             /** Last Seen At */
             last_seen_at: string | null;
         };
@@ -1075,6 +1121,11 @@ export interface components {
             /** Persona */
             persona?: string | null;
             /**
+             * Tags
+             * @description Search only documents that carry every one of these tags (as search does).
+             */
+            tags?: string[] | null;
+            /**
              * Writes
              * @description What the agents may write during this run: `off` (the default: no tool that writes is offered), `private` (notes visible to you alone), or `org` (a note is visible to the organisation only if everything the run read is; else private). Editors and admins only.
              * @default off
@@ -1182,6 +1233,32 @@ export interface components {
              */
             created_at: string;
         };
+        /**
+         * ChatRun
+         * @description A deep run of the chat that has left no turn in it (yet): running, or failed (and
+         *     why: cancelled by its owner, the server stopped, the model failed).
+         */
+        ChatRun: {
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Question */
+            question: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "running" | "failed";
+            /** Error */
+            error: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+        };
         /** ChatUpdate */
         ChatUpdate: {
             /**
@@ -1215,6 +1292,11 @@ export interface components {
             updated_at: string;
             /** Messages */
             messages: components["schemas"]["ChatMessage"][];
+            /**
+             * Runs
+             * @description Its deep runs still running, or failed without a turn, oldest first.
+             */
+            runs?: components["schemas"]["ChatRun"][];
         };
         /** Check */
         Check: {
@@ -1816,6 +1898,16 @@ export interface components {
             mode: "fast" | "deep";
             /** Reason */
             reason: string;
+            /**
+             * Run Id
+             * @description A deep run asked in a chat runs apart from its stream (ADR 0030): closing the stream leaves it running, and its turn lands in the chat; stop it with `POST /api/runs/{run_id}/cancel`. Null for a run the stream holds (closing it cancels the run).
+             */
+            run_id?: string | null;
+            /**
+             * Chat Id
+             * @description The chat the run's turn lands in, when it is known at the start.
+             */
+            chat_id?: string | null;
         };
         /** Page[AuditEntry] */
         Page_AuditEntry_: {
@@ -2053,6 +2145,21 @@ export interface components {
              * @default
              */
             detail: string;
+        };
+        /**
+         * TagCount
+         * @description A tag in use, and how many of the documents the caller may see carry it.
+         */
+        TagCount: {
+            /** Tag */
+            tag: string;
+            /** Documents */
+            documents: number;
+        };
+        /** TagList */
+        TagList: {
+            /** Items */
+            items: components["schemas"]["TagCount"][];
         };
         /** TagShare */
         TagShare: {
@@ -4150,6 +4257,57 @@ export interface operations {
             };
         };
     };
+    listTags: {
+        parameters: {
+            query?: {
+                /** @description Only tags that contain this (ignoring case). */
+                q?: string | null;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TagList"];
+                };
+            };
+            /** @description No valid credential was presented. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     search: {
         parameters: {
             query?: never;
@@ -4283,6 +4441,62 @@ export interface operations {
             };
             /** @description Too many requests; retry after the given number of seconds. */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    cancelRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid credential was presented. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such resource, or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

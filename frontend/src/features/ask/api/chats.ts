@@ -8,6 +8,11 @@ import { chatKeys } from './keys'
 export type Chat = components['schemas']['Chat']
 export type ChatWithMessages = components['schemas']['ChatWithMessages']
 export type ChatMessage = components['schemas']['ChatMessage']
+export type ChatRun = components['schemas']['ChatRun']
+
+/** Stop one of the caller's runs that goes on without its stream (a chat's deep run). */
+export const cancelRun = (id: string) =>
+  unwrap(api.POST('/api/runs/{run_id}/cancel', { params: { path: { run_id: id } } }))
 
 export const getChatsQueryOptions = (q: string) =>
   queryOptions({
@@ -28,8 +33,25 @@ export const getChatQueryOptions = (id: string) =>
     staleTime: 0,
   })
 
+/** A chat, read again every few seconds while one of its runs goes on: its turn appears
+ *  when it lands (ADR 0030). */
 export const useChat = (id: string | undefined) =>
-  useQuery({ ...getChatQueryOptions(id ?? ''), enabled: Boolean(id) })
+  useQuery({
+    ...getChatQueryOptions(id ?? ''),
+    enabled: Boolean(id),
+    refetchInterval: (query) =>
+      query.state.data?.runs?.some((run) => run.status === 'running') ? 2000 : false,
+  })
+
+export function useCancelRun(chatId: string | undefined) {
+  const client = useQueryClient()
+  return useMutation({
+    mutationFn: cancelRun,
+    onSettled: () => {
+      if (chatId) void client.invalidateQueries({ queryKey: chatKeys.detail(chatId) })
+    },
+  })
+}
 
 export function useRenameChat() {
   const client = useQueryClient()
@@ -63,3 +85,13 @@ export const getPolicyQueryOptions = () =>
   })
 
 export const usePolicy = () => useQuery(getPolicyQueryOptions())
+
+/** The tags of the documents the person may see, the most used first. */
+export const getTagsQueryOptions = () =>
+  queryOptions({
+    queryKey: chatKeys.tags,
+    queryFn: ({ signal }) => unwrap(api.GET('/api/tags', { params: { query: { limit: 200 } }, signal })),
+    staleTime: 60_000,
+  })
+
+export const useTags = () => useQuery(getTagsQueryOptions())

@@ -3,6 +3,7 @@ import { useCallback, useEffect, useRef, useState } from 'react'
 import { ApiError } from '@/lib/api-client'
 
 import { ask, type AskEvent, type AskRequest, type Citation, type Step } from './ask'
+import { cancelRun } from './chats'
 
 export type AskState = {
   status: 'idle' | 'streaming' | 'done' | 'stopped' | 'error'
@@ -15,6 +16,9 @@ export type AskState = {
   extractive: boolean
   fellBack: boolean
   chatId: string | null
+  /** A deep run kept in a chat goes on without this page (ADR 0030): stopping it is an act
+   *  of its own (`POST /api/runs/{id}/cancel`). Null for a run the stream holds. */
+  runId: string | null
   error: { code: string; message: string } | null
 }
 
@@ -28,13 +32,20 @@ export const IDLE: AskState = {
   extractive: false,
   fellBack: false,
   chatId: null,
+  runId: null,
   error: null,
 }
 
 export function reduce(state: AskState, event: AskEvent): AskState {
   switch (event.event) {
     case 'mode':
-      return { ...state, mode: event.data.mode, reason: event.data.reason }
+      return {
+        ...state,
+        mode: event.data.mode,
+        reason: event.data.reason,
+        runId: event.data.run_id ?? null,
+        chatId: event.data.chat_id ?? state.chatId,
+      }
     case 'step':
       return { ...state, steps: [...state.steps, event.data] }
     case 'token':
@@ -60,18 +71,26 @@ export function reduce(state: AskState, event: AskEvent): AskState {
  *  chat's stored messages came before it. */
 export type Turn = { id: number; question: string; base: number; state: AskState }
 
-/** The turns asked on this page, the last one possibly streaming. Asking again (or stopping)
- *  aborts the stream in flight; stopping aborts the request, and the server cancels the run
- *  when its client goes. `onDone` hears each finished answer (with its chat's id). */
-export function useConversation({ onDone }: { onDone?: (state: AskState) => void } = {}) {
+/** The turns asked on this page, the last one possibly streaming. Asking again aborts the
+ *  stream in flight; the server cancels a run its stream holds when its client goes, and lets
+ *  a chat's deep run go on (its turn lands in the chat). Stopping cancels the run itself
+ *  (`cancelRun`) and then ends the stream. `onChat` hears the chat a run's turn goes to as
+ *  soon as it is known, `onDone` each finished answer. */
+export function useConversation({
+  onDone,
+  onChat,
+}: { onDone?: (state: AskState) => void; onChat?: (chatId: string) => void } = {}) {
   const [turns, setTurns] = useState<Turn[]>([])
   const controller = useRef<AbortController | null>(null)
+  const running = useRef<string | null>(null)
   const nextId = useRef(0)
   const done = useRef(onDone)
+  const chat = useRef(onChat)
   useEffect(() => {
     done.current = onDone
-  }, [onDone])
-  // A conversation that leaves the page stops its run.
+    chat.current = onChat
+  }, [onDone, onChat])
+  // A conversation that leaves the page ends its stream (a chat's deep run goes on).
   useEffect(() => () => controller.current?.abort(), [])
 
   const start = useCallback(async (input: AskRequest, base: number) => {
@@ -89,11 +108,16 @@ export function useConversation({ onDone }: { onDone?: (state: AskState) => void
       { id, question: input.question, base, state: { ...IDLE, status: 'streaming' } },
     ])
     let last: AskState = { ...IDLE, status: 'streaming' }
+    running.current = null
     try {
       for await (const event of await ask(input, current.signal)) {
         last = reduce(last, event)
         const next = last
         update(() => next)
+        if (event.event === 'mode') {
+          running.current = next.runId
+          if (next.chatId) chat.current?.(next.chatId)
+        }
       }
       if (last.status === 'streaming') {
         update((previous) => ({
@@ -118,6 +142,10 @@ export function useConversation({ onDone }: { onDone?: (state: AskState) => void
   }, [])
 
   const stop = useCallback(() => {
+    const run = running.current
+    running.current = null
+    // A deep run goes on without its stream: it is stopped first, then the stream ends.
+    if (run) void cancelRun(run).catch(() => undefined)
     controller.current?.abort()
     setTurns((previous) =>
       previous.map((turn) =>

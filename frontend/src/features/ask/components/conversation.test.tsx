@@ -166,6 +166,44 @@ describe('Conversation scoped to a document', () => {
     expect(screen.queryByRole('alert')).not.toBeInTheDocument()
   })
 
+  it('stops a deep run kept in its chat on the server, not only by leaving its stream', async () => {
+    const fetchMock = stubApi({
+      '/api/ask': {
+        post: {
+          status: 200,
+          open: true,
+          stream: ['event: mode\ndata: {"mode": "deep", "reason": "asked", "run_id": "r1", "chat_id": "c1"}\n\n'],
+        },
+      },
+      '/api/runs/{run_id}/cancel': { post: { status: 204, raw: '' } },
+      '/api/chats/{chat_id}': {
+        get: {
+          status: 200,
+          body: {
+            id: 'c1',
+            title: 'Why?',
+            created_at: '2026-12-06T06:00:00Z',
+            updated_at: '2026-12-06T06:00:00Z',
+            messages: [],
+            runs: [{ id: 'r1', question: 'Why?', status: 'running', error: null, created_at: '2026-12-06T06:00:00Z' }],
+          },
+        },
+      },
+    })
+    renderPanel()
+    fireEvent.change(screen.getByLabelText('Your question'), { target: { value: 'Why?' } })
+    fireEvent.click(screen.getByRole('button', { name: 'Ask' }))
+    await waitFor(() => { expect(screen.getByTestId('mode')).toHaveTextContent('deep') })
+    fireEvent.click(screen.getByRole('button', { name: 'Stop' }))
+    expect(await screen.findByRole('button', { name: 'Ask' })).toBeInTheDocument()
+    await waitFor(() => {
+      expect(sent(fetchMock).map((r) => `${r.method} ${new URL(r.url).pathname}`)).toContain('POST /api/runs/r1/cancel')
+    })
+    // The chat's own record of the run this page follows is not shown twice.
+    expect(screen.queryByText(/Still researching/)).not.toBeInTheDocument()
+    expect(screen.getAllByText('Why?')).toHaveLength(1)
+  })
+
   it('lets the agent write only when the person turns notes on, and shares only when asked', async () => {
     const fetchMock = stubApi({ '/api/ask': { post: { status: 200, stream: SCRIPT } } })
     renderPanel({ canSaveNotes: true })

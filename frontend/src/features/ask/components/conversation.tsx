@@ -18,11 +18,11 @@ import { Switch } from '@/components/ui/switch'
 import { errorMessage } from '@/lib/api-client'
 
 import type { Citation, Step } from '../api/ask'
-import { useChat } from '../api/chats'
+import { useCancelRun, useChat, type ChatRun } from '../api/chats'
 import { chatKeys } from '../api/keys'
 import { useConversation, type AskState, type Turn } from '../api/use-ask'
 import { AnswerText, SourceList, StepList, Trace } from './answer'
-import { ModePills, ScopePickers, type AskMode, type Scope } from './scope'
+import { EVERYTHING, ModePills, ScopePickers, type AskMode, type Scope } from './scope'
 
 /**
  * A conversation over `POST /api/ask`: the stored chat's turns (when `chatId` names one), the
@@ -53,13 +53,20 @@ export function Conversation({
   // answer made.
   const [ownChat, setOwnChat] = useState<string | undefined>(chatId)
   const stored = useChat(ownChat)
+  const cancel = useCancelRun(ownChat)
+  const adopt = (id: string) => {
+    if (ownChat) return
+    setOwnChat(id)
+    onChatCreated?.(id)
+    void client.invalidateQueries({ queryKey: chatKeys.lists })
+  }
   const { turns, start, stop, streaming } = useConversation({
+    // A deep run's chat exists from its start: the page moves to it at once, so that coming
+    // back finds the run (ADR 0030).
+    onChat: adopt,
     onDone: (state) => {
       if (state.chatId) {
-        if (!ownChat) {
-          setOwnChat(state.chatId)
-          onChatCreated?.(state.chatId)
-        }
+        adopt(state.chatId)
         void client.invalidateQueries({ queryKey: chatKeys.detail(state.chatId) })
       }
       void client.invalidateQueries({ queryKey: chatKeys.lists })
@@ -68,7 +75,7 @@ export function Conversation({
   const [question, setQuestion] = useState('')
   const [problem, setProblem] = useState<string>()
   const [mode, setMode] = useState<AskMode>('auto')
-  const [scope, setScope] = useState<Scope>({ workspaces: [], persona: '' })
+  const [scope, setScope] = useState<Scope>(EVERYTHING)
   const [saveNotes, setSaveNotes] = useState(false)
   const [shareNotes, setShareNotes] = useState(false)
   const notesId = useId()
@@ -79,6 +86,13 @@ export function Conversation({
   // heard them (the stored chat holds them too once answered, but not why a mode was chosen,
   // and a chip under the pointer should not be made anew when the chat is read back).
   const messages = (stored.data?.messages ?? []).slice(0, turns[0]?.base)
+  // The chat's runs that left no turn (under way, or failed), save those this page follows.
+  const followed = new Set(turns.map((turn) => turn.state.runId))
+  const runs = (stored.data?.runs ?? []).filter((run) => !followed.has(run.id))
+  const history = [
+    ...messages.map((message) => ({ at: message.created_at, message })),
+    ...runs.map((run) => ({ at: run.created_at, run })),
+  ].sort((a, b) => a.at.localeCompare(b.at))
   const last = turns.at(-1)
   useEffect(() => {
     end.current?.scrollIntoView({ block: 'end' })
@@ -105,6 +119,7 @@ export function Conversation({
         ...(documentId ? { document_ids: [documentId] } : {}),
         ...(showScope && scope.workspaces.length ? { workspaces: scope.workspaces } : {}),
         ...(showScope && scope.persona ? { persona: scope.persona } : {}),
+        ...(showScope && scope.tags.length ? { tags: scope.tags } : {}),
       },
       stored.data?.messages.length ?? 0,
     )
@@ -134,16 +149,23 @@ export function Conversation({
             </div>
           ) : null}
           {ownChat && stored.isError ? <Alert variant="destructive">{errorMessage(stored.error)}</Alert> : null}
-          {messages.map((message) =>
-            message.role === 'user' ? (
-              <Question key={message.id} text={message.content} />
+          {history.map((item) =>
+            'run' in item ? (
+              <StoredRun
+                key={item.run.id}
+                run={item.run}
+                stopping={cancel.isPending && cancel.variables === item.run.id}
+                onStop={() => { cancel.mutate(item.run.id) }}
+              />
+            ) : item.message.role === 'user' ? (
+              <Question key={item.message.id} text={item.message.content} />
             ) : (
               <AnswerBlock
-                key={message.id}
-                text={message.content}
-                citations={message.citations}
-                steps={message.trace.filter(isStep)}
-                mode={message.mode}
+                key={item.message.id}
+                text={item.message.content}
+                citations={item.message.citations}
+                steps={item.message.trace.filter(isStep)}
+                mode={item.message.mode}
                 status="done"
               />
             ),
@@ -188,13 +210,15 @@ export function Conversation({
               rows={2}
               aria-invalid={problem ? true : undefined}
             />
+            {/* Keyed apart: the same <button> turned into the submit button while its click
+                is dispatched would submit the form (an empty question) as Stop lands. */}
             {streaming ? (
-              <Button variant="outline" onClick={stop} className="h-11">
+              <Button key="stop" variant="outline" onClick={stop} className="h-11">
                 <CircleStop aria-hidden="true" />
                 Stop
               </Button>
             ) : (
-              <Button type="submit" className="h-11">
+              <Button key="ask" type="submit" className="h-11">
                 <Send aria-hidden="true" />
                 Ask
               </Button>
@@ -219,6 +243,34 @@ export function Conversation({
         </div>
       </form>
     </div>
+  )
+}
+
+/** A deep run of the chat that has left no turn yet: under way (its turn appears when it
+ *  lands; the chat is read again meanwhile), or failed, and why. */
+function StoredRun({ run, stopping, onStop }: { run: ChatRun; stopping: boolean; onStop: () => void }) {
+  const cancelled = run.error?.startsWith('cancelled')
+  return (
+    <>
+      <Question text={run.question} />
+      <article className="grid min-w-0 gap-3" aria-label="Answer" aria-busy={run.status === 'running'}>
+        <ModeBadge mode="deep" />
+        {run.status === 'running' ? (
+          <div className="flex min-w-0 flex-wrap items-center gap-3 text-sm text-muted-foreground" role="status">
+            <LoaderCircle className="size-4 shrink-0 animate-spin" aria-hidden="true" />
+            <span className="min-w-0 flex-1">Still researching: the answer appears here when it lands, even if you leave.</span>
+            <Button variant="outline" size="sm" onClick={onStop} disabled={stopping}>
+              <CircleStop aria-hidden="true" />
+              Stop
+            </Button>
+          </div>
+        ) : cancelled ? (
+          <p className="text-xs text-muted-foreground" role="status">Stopped: the run was cancelled.</p>
+        ) : (
+          <Alert variant="destructive">The run failed: {run.error ?? 'no reason was given'}</Alert>
+        )}
+      </article>
+    </>
   )
 }
 

@@ -1,5 +1,5 @@
-import { Check, ChevronDown, FolderTree, UserRoundCog } from 'lucide-react'
-import { useId } from 'react'
+import { Check, ChevronDown, FolderTree, Tags, UserRoundCog } from 'lucide-react'
+import { useId, type ReactNode } from 'react'
 
 import { Button } from '@/components/ui/button'
 import {
@@ -15,7 +15,7 @@ import { NativeSelect } from '@/components/ui/input'
 import { cn } from '@/lib/cn'
 import { useWorkspaces } from '@/lib/workspaces'
 
-import { usePolicy } from '../api/chats'
+import { usePolicy, useTags } from '../api/chats'
 
 export type AskMode = 'auto' | 'fast' | 'deep'
 
@@ -70,10 +70,68 @@ export function ModePills({
   )
 }
 
-export type Scope = { workspaces: string[]; persona: string }
+/** A pill that opens a checklist: none chosen means every one (`none` says so). */
+function ChecklistMenu({
+  icon,
+  heading,
+  none,
+  some,
+  options,
+  chosen,
+  onChange,
+  disabled,
+}: {
+  icon: ReactNode
+  heading: string
+  none: string
+  some: (chosen: string[]) => string
+  options: { value: string; label: string; count?: number }[]
+  chosen: string[]
+  onChange: (chosen: string[]) => void
+  disabled?: boolean
+}) {
+  return (
+    <DropdownMenu>
+      <DropdownMenuTrigger asChild>
+        <Button variant="outline" size="sm" disabled={disabled} className="max-w-48 rounded-full">
+          {icon}
+          <span className="truncate">{chosen.length === 0 ? none : some(chosen)}</span>
+          <ChevronDown aria-hidden="true" />
+        </Button>
+      </DropdownMenuTrigger>
+      <DropdownMenuContent align="start" className="max-h-72 w-60 overflow-y-auto">
+        <DropdownMenuLabel>{heading}</DropdownMenuLabel>
+        <DropdownMenuItem onSelect={() => { onChange([]) }}>
+          {chosen.length === 0 ? <Check aria-hidden="true" /> : <span className="size-4" />}
+          {none}
+        </DropdownMenuItem>
+        <DropdownMenuSeparator />
+        {options.map((option) => (
+          <DropdownMenuCheckboxItem
+            key={option.value}
+            checked={chosen.includes(option.value)}
+            onSelect={(event) => { event.preventDefault() }}
+            onCheckedChange={(checked) => {
+              onChange(checked ? [...chosen, option.value] : chosen.filter((value) => value !== option.value))
+            }}
+          >
+            <span className="min-w-0 flex-1 truncate">{option.label}</span>
+            {option.count === undefined ? null : (
+              <span className="text-xs text-muted-foreground tabular-nums">{option.count}</span>
+            )}
+          </DropdownMenuCheckboxItem>
+        ))}
+      </DropdownMenuContent>
+    </DropdownMenu>
+  )
+}
+
+export type Scope = { workspaces: string[]; persona: string; tags: string[] }
+
+export const EVERYTHING: Scope = { workspaces: [], persona: '', tags: [] }
 
 /** Which workspaces the question searches (none chosen: every one the asker may see, or the
- *  persona's), and as which persona. */
+ *  persona's), as which persona, and only documents carrying which tags (every one chosen). */
 export function ScopePickers({
   scope,
   onChange,
@@ -85,47 +143,36 @@ export function ScopePickers({
 }) {
   const workspaces = useWorkspaces()
   const policy = usePolicy()
+  const tags = useTags()
   const personaId = useId()
   const personas = Object.keys(policy.data?.personas ?? {}).sort()
-  const chosen = scope.workspaces
   return (
     <div className="flex min-w-0 flex-wrap items-center gap-1.5">
-      <DropdownMenu>
-        <DropdownMenuTrigger asChild>
-          <Button variant="outline" size="sm" disabled={disabled} className="max-w-48 rounded-full">
-            <FolderTree aria-hidden="true" />
-            <span className="truncate">
-              {chosen.length === 0 ? 'All workspaces' : chosen.length === 1 ? chosen[0] : `${chosen.length} workspaces`}
-            </span>
-            <ChevronDown aria-hidden="true" />
-          </Button>
-        </DropdownMenuTrigger>
-        <DropdownMenuContent align="start" className="max-h-72 w-60 overflow-y-auto">
-          <DropdownMenuLabel>Search in</DropdownMenuLabel>
-          <DropdownMenuItem onSelect={() => { onChange({ ...scope, workspaces: [] }) }}>
-            {chosen.length === 0 ? <Check aria-hidden="true" /> : <span className="size-4" />}
-            All workspaces
-          </DropdownMenuItem>
-          <DropdownMenuSeparator />
-          {(workspaces.data?.items ?? []).map((workspace) => (
-            <DropdownMenuCheckboxItem
-              key={workspace.slug}
-              checked={chosen.includes(workspace.slug)}
-              onSelect={(event) => { event.preventDefault() }}
-              onCheckedChange={(checked) => {
-                onChange({
-                  ...scope,
-                  workspaces: checked
-                    ? [...chosen, workspace.slug]
-                    : chosen.filter((slug) => slug !== workspace.slug),
-                })
-              }}
-            >
-              <span className="truncate">{workspace.title || workspace.slug}</span>
-            </DropdownMenuCheckboxItem>
-          ))}
-        </DropdownMenuContent>
-      </DropdownMenu>
+      <ChecklistMenu
+        icon={<FolderTree aria-hidden="true" />}
+        heading="Search in"
+        none="All workspaces"
+        some={(chosen) => (chosen.length === 1 ? (chosen[0] ?? '') : `${chosen.length} workspaces`)}
+        options={(workspaces.data?.items ?? []).map((workspace) => ({
+          value: workspace.slug,
+          label: workspace.title || workspace.slug,
+        }))}
+        chosen={scope.workspaces}
+        onChange={(chosen) => { onChange({ ...scope, workspaces: chosen }) }}
+        disabled={disabled}
+      />
+      {tags.data?.items.length ? (
+        <ChecklistMenu
+          icon={<Tags aria-hidden="true" />}
+          heading="Only documents tagged"
+          none="Any tag"
+          some={(chosen) => (chosen.length === 1 ? `Tag: ${chosen[0] ?? ''}` : `${chosen.length} tags`)}
+          options={tags.data.items.map((item) => ({ value: item.tag, label: item.tag, count: item.documents }))}
+          chosen={scope.tags}
+          onChange={(chosen) => { onChange({ ...scope, tags: chosen }) }}
+          disabled={disabled}
+        />
+      ) : null}
       {personas.length ? (
         <label htmlFor={personaId} className="relative flex items-center">
           <span className="sr-only">Persona</span>

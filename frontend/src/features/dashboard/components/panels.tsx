@@ -184,11 +184,14 @@ export function AgentsTable({ agents }: { agents: Dashboard['agents'] }) {
           </p>
         ) : (
           <div className="overflow-x-auto">
-            <table className="w-full min-w-[32rem] text-sm">
+            <table className="w-full min-w-[36rem] text-sm">
               <thead className="text-left text-xs text-muted-foreground">
                 <tr>
                   <th className="py-1.5 pr-3 font-medium">Agent</th>
                   <th className="py-1.5 pr-3 font-medium">Access</th>
+                  <th className="py-1.5 pr-3 text-right font-medium">
+                    <abbr title="Searches, questions and the changes it made (uploads, edits, deletions), the last 30 days" className="no-underline">Calls</abbr>
+                  </th>
                   <th className="py-1.5 pr-3 text-right font-medium">Searches</th>
                   <th className="py-1.5 pr-3 text-right font-medium">Questions</th>
                   <th className="py-1.5 font-medium">Last seen</th>
@@ -219,6 +222,7 @@ export function AgentsTable({ agents }: { agents: Dashboard['agents'] }) {
                         </Badge>
                       )}
                     </td>
+                    <td className="py-2 pr-3 text-right font-medium tabular-nums" data-testid="agent-calls">{agent.calls}</td>
                     <td className="py-2 pr-3 text-right tabular-nums">{agent.searches ?? '—'}</td>
                     <td className="py-2 pr-3 text-right tabular-nums">{agent.questions ?? '—'}</td>
                     <td className="py-2 text-xs text-muted-foreground">{ago(agent.last_seen_at)}</td>

@@ -7,6 +7,7 @@ import { Badge } from '@/components/ui/badge'
 import { Button } from '@/components/ui/button'
 import { EmptyState } from '@/components/ui/empty-state'
 import { Input, NativeSelect } from '@/components/ui/input'
+import { PageHeader } from '@/components/ui/page-header'
 import { Skeleton } from '@/components/ui/skeleton'
 import { errorMessage } from '@/lib/api-client'
 import { cn } from '@/lib/cn'
@@ -55,8 +56,13 @@ export function SearchResults() {
   }
 
   return (
-    <div className="mx-auto grid max-w-4xl gap-5">
-      <h1 className="text-2xl font-semibold tracking-tight">Search</h1>
+    // The pages' one frame (max-w-6xl, as Documents and the dashboard), its column kept to a
+    // reading width, so that every page's title starts at the same place.
+    <div className="mx-auto grid max-w-6xl gap-5 *:max-w-4xl">
+      <PageHeader
+        title="Search"
+        description="Passages from every workspace you may see, found by meaning and by exact words."
+      />
       <form role="search" onSubmit={submit} className="flex gap-2">
         <Input
           aria-label="Search the corpus"
