@@ -391,7 +391,7 @@ scenario('a hit opens the viewer at its chunk, and the seams show where the docu
   })
   assert.match(await target.textContent(), /kubectl rollout status/)
   await admin.getByRole('navigation', { name: 'Contents' }).waitFor()
-  await admin.getByRole('region', { name: 'Backlinks' }).getByRole('link', { name: 'Incident checklist' }).waitFor()
+  await admin.getByRole('region', { name: 'Linked from' }).getByRole('link', { name: 'Incident checklist' }).waitFor()
   await screens.shoot(admin, 'viewer')
 
   const chunks = await call(admin, 'GET', `/api/documents/${runbookId}/chunks`)
