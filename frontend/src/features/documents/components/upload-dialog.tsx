@@ -201,7 +201,7 @@ function FilesForm({ defaultWorkspace, onClose }: { defaultWorkspace?: string | 
     setItems((current) => current.map((item) => (item.key === key ? { ...item, ...change } : item)))
   }
 
-  async function send(item: Item, fields: UploadFields): Promise<boolean> {
+  async function send(item: Item, fields: UploadFields): Promise<'added' | 'replaced' | 'unchanged' | 'failed'> {
     patch(item.key, { state: 'uploading', progress: 0 })
     try {
       const result = await uploadDocument(item.file, fields, (fraction) => {
@@ -215,7 +215,7 @@ function FilesForm({ defaultWorkspace, onClose }: { defaultWorkspace?: string | 
         replaced: result.replaced ?? false,
         version: result.version,
       })
-      return !result.unchanged
+      return result.unchanged ? 'unchanged' : result.replaced ? 'replaced' : 'added'
     } catch (error) {
       patch(item.key, {
         state: 'failed',
@@ -224,7 +224,7 @@ function FilesForm({ defaultWorkspace, onClose }: { defaultWorkspace?: string | 
             ? error.message
             : 'Could not reach the server. Check your connection and try again.',
       })
-      return false
+      return 'failed'
     }
   }
 
@@ -239,16 +239,21 @@ function FilesForm({ defaultWorkspace, onClose }: { defaultWorkspace?: string | 
     // Each file is its own request and, on the server, its own transaction: a tab closed
     // half-way keeps the files that finished, whole, and nothing of the others.
     const queue = items.filter((i) => i.state === 'ready')
-    let written = 0
+    const counts = { added: 0, replaced: 0, unchanged: 0, failed: 0 }
     async function worker() {
       for (let item = queue.shift(); item; item = queue.shift()) {
-        if (await send(item, fields)) written += 1
+        counts[await send(item, fields)] += 1
       }
     }
     await Promise.all(Array.from({ length: Math.min(PARALLEL, queue.length) }, worker))
     setBusy(false)
-    if (written) {
-      toast.success(written === 1 ? 'One document added or updated' : `${written} documents added or updated`)
+    if (counts.added || counts.replaced) {
+      const said = [
+        counts.added ? `${counts.added} added` : '',
+        counts.replaced ? `${counts.replaced} replaced` : '',
+        counts.unchanged ? `${counts.unchanged} unchanged` : '',
+      ].filter(Boolean)
+      toast.success(`Documents: ${said.join(', ')}`)
       await invalidateDocuments()
     }
   }
