@@ -30,6 +30,7 @@ Also [again](../ops/deploy.md#rollback), [spaced](<my notes.md>), [site](https:/
 Inline `[code](code.md)` too.
 
 [ref]: %C3%A9t%C3%A9.md
+[long]({"é" * 600}.md)
 """
     found = extract(markdown, "guides/setup.md")
     assert found == [
