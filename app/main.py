@@ -64,7 +64,7 @@ from app.routing import listener
 from app.routing import policy as routing_policy
 from app.routing.state import RoutingState
 from app.sessions.cookies import CookieSigner
-from app.spa import allowed_methods, is_api_path, register_spa
+from app.spa import allowed_methods, is_api_path, register_api_docs, register_spa
 from app.system import service as system_service
 from app.throttle import Throttle
 
@@ -274,6 +274,9 @@ def create_app(
         summary="A knowledge base that coding agents and their people share.",
         version="0.1.0",
         lifespan=lifespan,
+        # Served by app.spa from our own files; FastAPI's pages load their scripts from CDNs.
+        docs_url=None,
+        redoc_url=None,
     )
     # The last added runs first: every answer, a refused body's too, gets its request id and
     # access line; bodies are bounded before anything reads them.
@@ -322,6 +325,7 @@ def create_app(
         ClientDocuments(addresses, verify=client_tls),
     )
     app.router.routes.extend(mcp_door.routes)
+    register_api_docs(app)
     register_spa(app, settings.static_dir)  # last: its catch-all must not shadow an API route
     _document_errors(app)
     return app

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from fastapi import FastAPI
-from fastapi.responses import FileResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, Response
 from starlette.routing import BaseRoute, Match
 from starlette.types import Scope
 
@@ -44,6 +44,36 @@ def page_headers(*, cache: str) -> dict[str, str]:
         "X-Content-Type-Options": "nosniff",
         "Cache-Control": cache,
     }
+
+
+# The API reference: Swagger UI from the web app's build (`swagger-ui/`, copied there from the
+# pinned `swagger-ui-dist` by frontend/vite.config.ts), never from a CDN, so that it works with
+# no internet and every request stays on this server (its policy forbids any other origin).
+_API_DOCS_PAGE = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Corpus API</title>
+<link rel="icon" type="image/svg+xml" href="/favicon.svg">
+<link rel="stylesheet" href="/swagger-ui/swagger-ui.css">
+</head>
+<body>
+<div id="swagger-ui"></div>
+<script src="/swagger-ui/swagger-ui-bundle.js"></script>
+<script src="/swagger-ui/init.js"></script>
+</body>
+</html>
+"""
+
+
+def register_api_docs(app: FastAPI) -> None:
+    """Serve the API reference at `/docs` from this server's own files (FastAPI's default page
+    loads Swagger UI from a CDN, and is blank offline)."""
+
+    @app.get("/docs", include_in_schema=False)
+    async def api_docs() -> HTMLResponse:
+        return HTMLResponse(_API_DOCS_PAGE, headers=page_headers(cache="no-cache"))
 
 
 def allowed_methods(routes: Iterable[BaseRoute], path: str) -> list[str]:

@@ -1,9 +1,32 @@
 /// <reference types="vitest/config" />
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
 import { fileURLToPath, URL } from 'node:url'
 
 import tailwindcss from '@tailwindcss/vite'
 import react from '@vitejs/plugin-react'
-import { defineConfig } from 'vite'
+import { defineConfig, type Plugin } from 'vite'
+
+/**
+ * The API reference at `/docs` is Swagger UI, served by Corpus itself so that it works with no
+ * internet (FastAPI's default loads it from a CDN). Its files come from `swagger-ui-dist`, the
+ * Swagger team's own build, pinned in package.json, and are copied into the build under
+ * `swagger-ui/`; `public/swagger-ui/init.js` starts it (app/spa.py serves the page).
+ */
+function swaggerUi(): Plugin {
+  const require = createRequire(import.meta.url)
+  const root = dirname(require.resolve('swagger-ui-dist/package.json'))
+  return {
+    name: 'corpus-swagger-ui',
+    apply: 'build',
+    generateBundle() {
+      for (const file of ['swagger-ui-bundle.js', 'swagger-ui.css', 'LICENSE', 'NOTICE']) {
+        this.emitFile({ type: 'asset', fileName: `swagger-ui/${file}`, source: readFileSync(join(root, file)) })
+      }
+    },
+  }
+}
 
 // The FastAPI backend during local development (`uvicorn ... --port 8000`).
 const backend = 'http://127.0.0.1:8000'
@@ -15,7 +38,7 @@ const proxy = {
 }
 
 export default defineConfig({
-  plugins: [react(), tailwindcss()],
+  plugins: [react(), tailwindcss(), swaggerUi()],
   resolve: {
     alias: { '@': fileURLToPath(new URL('./src', import.meta.url)) },
   },

@@ -120,6 +120,16 @@ CREATE TABLE public.corpus_stats (
     CONSTRAINT ck_corpus_stats_single_row CHECK ((id = 1))
 );
 
+CREATE TABLE public.document_links (
+    document_id uuid NOT NULL,
+    workspace_id uuid NOT NULL,
+    href text NOT NULL,
+    target_id uuid,
+    target_path text,
+    target_name text,
+    CONSTRAINT ck_document_links_one_target CHECK (((target_id IS NULL) <> (target_path IS NULL)))
+);
+
 CREATE TABLE public.documents (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
     workspace_id uuid NOT NULL,
@@ -322,6 +332,9 @@ ALTER TABLE ONLY public.chunks
 ALTER TABLE ONLY public.corpus_stats
     ADD CONSTRAINT pk_corpus_stats PRIMARY KEY (id);
 
+ALTER TABLE ONLY public.document_links
+    ADD CONSTRAINT pk_document_links PRIMARY KEY (document_id, href);
+
 ALTER TABLE ONLY public.documents
     ADD CONSTRAINT pk_documents PRIMARY KEY (id);
 
@@ -404,6 +417,12 @@ CREATE INDEX ix_chunks_tsv ON public.chunks USING gin (tsv);
 
 CREATE INDEX ix_chunks_workspace_id ON public.chunks USING btree (workspace_id);
 
+CREATE INDEX ix_document_links_target_id ON public.document_links USING btree (target_id);
+
+CREATE INDEX ix_document_links_workspace_id_target_name ON public.document_links USING btree (workspace_id, target_name);
+
+CREATE INDEX ix_document_links_workspace_id_target_path ON public.document_links USING btree (workspace_id, target_path);
+
 CREATE INDEX ix_documents_owner_id ON public.documents USING btree (owner_id);
 
 CREATE INDEX ix_documents_tags ON public.documents USING gin (tags);
@@ -467,6 +486,12 @@ ALTER TABLE ONLY public.chunks
 
 ALTER TABLE ONLY public.chunks
     ADD CONSTRAINT fk_chunks_workspace_id_workspaces FOREIGN KEY (workspace_id) REFERENCES public.workspaces(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.document_links
+    ADD CONSTRAINT fk_document_links_document_id_documents FOREIGN KEY (document_id) REFERENCES public.documents(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.document_links
+    ADD CONSTRAINT fk_document_links_workspace_id_workspaces FOREIGN KEY (workspace_id) REFERENCES public.workspaces(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.documents
     ADD CONSTRAINT fk_documents_owner_id_users FOREIGN KEY (owner_id) REFERENCES public.users(id) ON DELETE SET NULL;

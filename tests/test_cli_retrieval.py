@@ -40,13 +40,21 @@ async def _rows(server_url: str, sql: str) -> list[tuple[object, ...]]:
     return rows
 
 
+_DEPLOY_LINKS = (
+    "SELECT l.target_path = ltrim(p.source, '/') FROM document_links l "
+    "JOIN documents d ON d.id = l.document_id "
+    "JOIN documents p ON p.title = 'Page' AND p.workspace_id = d.workspace_id "
+    "WHERE d.title = 'Deploy' AND l.href = 'sub/page.html'"
+)
+
+
 def test_ingest_walks_a_folder_skips_unchanged_files_and_updates_changed_ones(
     tmp_path: Path, data_dir: Path, server_url: str
 ) -> None:
     docs = tmp_path / "docs"
     (docs / "sub").mkdir(parents=True)
     (docs / ".hidden").mkdir()
-    (docs / "deploy.md").write_text("# Deploy\n\nShip it with make release.\n")
+    (docs / "deploy.md").write_text("# Deploy\n\nShip it: [page](sub/page.html).\n")
     (docs / "notes.txt").write_text("Plain notes about the on-call rotation.\n")
     (docs / "sub" / "page.html").write_text("<h1>Page</h1><p>HTML about caching.</p>")
     (docs / ".hidden" / "skip.md").write_text("# Hidden\n")
@@ -57,12 +65,14 @@ def test_ingest_walks_a_folder_skips_unchanged_files_and_updates_changed_ones(
     assert first.stdout.strip().splitlines()[-1].startswith("3 files: 3 added, 0 updated")
     # The walk creates a missing workspace as an admin would, and says so (once).
     assert "created workspace 'handbook'" in first.stderr
+    # Its relative link names the page by the walk's (absolute) source of it.
+    assert asyncio.run(_rows(server_url, _DEPLOY_LINKS)) == [(True,)]
 
     again = _corpus(["ingest", str(docs), "--workspace", "handbook"], data_dir)
     assert "0 added, 0 updated, 3 unchanged" in again.stdout
     assert "created workspace" not in again.stderr
 
-    (docs / "deploy.md").write_text("# Deploy\n\nShip it with make release, then watch.\n")
+    (docs / "deploy.md").write_text("# Deploy\n\nShip it with make release, then [watch](#).\n")
     changed = _corpus(["ingest", str(docs), "--workspace", "handbook"], data_dir)
     assert "0 added, 1 updated, 2 unchanged" in changed.stdout
 
@@ -78,6 +88,8 @@ def test_ingest_walks_a_folder_skips_unchanged_files_and_updates_changed_ones(
         ("Page", None, "org", 1),
         ("notes", None, "org", 1),
     ]
+    # The second version of the deploy notes links to nothing.
+    assert asyncio.run(_rows(server_url, _DEPLOY_LINKS)) == []
 
 
 def test_ingest_exits_non_zero_when_a_file_fails(tmp_path: Path, data_dir: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -129,3 +130,20 @@ async def test_every_file_of_the_web_app_carries_the_pages_protections_over_http
             assert response.headers["x-content-type-options"] == "nosniff", path
         asset = await http.request(method, "/assets/app-1234.js")
         assert "immutable" in asset.headers["cache-control"]
+
+
+async def test_the_api_reference_loads_everything_from_this_server(
+    spa_client: httpx.AsyncClient,
+) -> None:
+    page = await spa_client.get("/docs")
+    assert page.status_code == 200
+    assert page.headers["content-type"].startswith("text/html")
+    # The policy forbids any other origin and inline script; the page names only our paths.
+    policy = page.headers["content-security-policy"]
+    assert "default-src 'self'" in policy
+    assert "script-src 'self';" in policy
+    addresses = re.findall(r'(?:src|href)="([^"]+)"', page.text)
+    assert addresses
+    assert all(address.startswith("/") and not address.startswith("//") for address in addresses)
+    assert "<script>" not in page.text
+    assert (await spa_client.get("/redoc")).text == INDEX

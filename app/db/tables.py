@@ -239,6 +239,37 @@ chunks = Table(
     CheckConstraint("start_offset >= 0 AND end_offset >= start_offset", name="offsets"),
 )
 
+# The links in a document's Markdown to other documents (app.documents.links), written with its
+# content: where each points (a document's id, or a path within the workspace and the file's
+# name), never the document it found then, so a link finds a target uploaded after it. The
+# linking document's workspace is copied here: a backlink is one index lookup. No foreign key
+# on `target_id`: a link to a deleted document stays what its author wrote.
+document_links = Table(
+    "document_links",
+    metadata,
+    Column(
+        "document_id",
+        UUID(as_uuid=True),
+        ForeignKey("documents.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column(
+        "workspace_id",
+        UUID(as_uuid=True),
+        ForeignKey("workspaces.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("href", Text, nullable=False),
+    Column("target_id", UUID(as_uuid=True)),
+    Column("target_path", Text),
+    Column("target_name", Text),
+    PrimaryKeyConstraint("document_id", "href"),
+    CheckConstraint("(target_id IS NULL) <> (target_path IS NULL)", name="one_target"),
+    Index(None, "target_id"),
+    Index(None, "workspace_id", "target_path"),
+    Index(None, "workspace_id", "target_name"),
+)
+
 # BM25 postings, kept with the chunks in the same transaction (DESIGN.md §4; docs/adr/0004).
 # One row per (lexeme, chunk). `impact` is the term's saturated, length-normalised frequency at
 # write time: it orders a lexeme's postings so that a query reads only the top few hundred per

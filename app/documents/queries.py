@@ -10,10 +10,22 @@ from typing import Any
 from uuid import UUID
 
 from pgvector.sqlalchemy import Vector
-from sqlalchemy import ColumnElement, Select, and_, func, or_, select, true, update
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    and_,
+    case,
+    exists,
+    func,
+    or_,
+    select,
+    true,
+    update,
+)
 
 from app.db.engine import ReadConnection, WriteConnection
-from app.db.tables import chunks, documents, workspaces
+from app.db.tables import chunks, document_links, documents, workspaces
+from app.documents.links import Link
 from app.documents.schemas import (
     Chunk,
     ChunkPreview,
@@ -21,6 +33,7 @@ from app.documents.schemas import (
     DocumentFilters,
     DocumentWithContent,
     LinkingDocument,
+    OutgoingLink,
     RelatedDocument,
     TagCount,
     Visibility,
@@ -93,6 +106,7 @@ class DocumentRow:
     title: str
     content_sha256: str
     version: int
+    source: str | None
 
 
 async def document_row(
@@ -108,6 +122,7 @@ async def document_row(
         documents.c.title,
         documents.c.content_sha256,
         documents.c.version,
+        documents.c.source,
     ).where(documents.c.id == document_id)
     if scope is not None:
         statement = statement.join(workspaces, workspaces.c.id == documents.c.workspace_id).where(
@@ -370,6 +385,38 @@ async def related_documents(
     return [RelatedDocument.model_validate(dict(row)) for row in rows.mappings()]
 
 
+def source_path(source: Any) -> ColumnElement[str]:
+    """A document's path within its workspace, as `links.path_of` reads its source."""
+    return func.regexp_replace(source, r"^(\./|/)+", "")
+
+
+def source_name(source: Any) -> ColumnElement[str]:
+    """The file name of a document's source (its path's last part)."""
+    return func.regexp_replace(source, r"^.*/", "")
+
+
+async def write_links(
+    conn: WriteConnection, *, document_id: UUID, workspace_id: UUID, links: Sequence[Link]
+) -> None:
+    """Replace the links a document's content holds (its new version's, or its first)."""
+    await conn.execute(document_links.delete().where(document_links.c.document_id == document_id))
+    if links:
+        await conn.execute(
+            document_links.insert(),
+            [
+                {
+                    "document_id": document_id,
+                    "workspace_id": workspace_id,
+                    "href": link.href,
+                    "target_id": link.target_id,
+                    "target_path": link.target_path,
+                    "target_name": link.target_name,
+                }
+                for link in links
+            ],
+        )
+
+
 async def linking_documents(
     conn: ReadConnection,
     caller_id: UUID | None,
@@ -378,8 +425,22 @@ async def linking_documents(
     limit: int,
     scope: str | None = None,
 ) -> list[LinkingDocument]:
-    """The visible documents whose content holds a link to this one (`/documents/<id>`, as the
-    web app's addresses read), most recently changed first."""
+    """The visible documents that link to this one, most recently changed first: by its address
+    (`/documents/<id>`), by its path in the same workspace, or by its file's name when no
+    document of the workspace has the path the link names (`links` says why)."""
+    target = documents.alias("target")
+    other = documents.alias("other")
+    link = document_links
+    same_workspace = link.c.workspace_id == target.c.workspace_id
+    no_exact = ~exists().where(
+        other.c.workspace_id == link.c.workspace_id,
+        source_path(other.c.source) == link.c.target_path,
+    )
+    points_here = or_(
+        link.c.target_id == target.c.id,
+        and_(same_workspace, link.c.target_path == source_path(target.c.source)),
+        and_(same_workspace, link.c.target_name == source_name(target.c.source), no_exact),
+    )
     statement = (
         select(
             documents.c.id,
@@ -387,17 +448,61 @@ async def linking_documents(
             workspaces.c.slug.label("workspace"),
             documents.c.updated_at,
         )
-        .join_from(documents, workspaces, workspaces.c.id == documents.c.workspace_id)
-        .where(
-            documents.c.id != document_id,
-            documents.c.content.contains(f"/documents/{document_id}", autoescape=True),
-            visible_to(caller_id, scope),
+        .distinct()
+        .select_from(
+            link.join(documents, documents.c.id == link.c.document_id)
+            .join(workspaces, workspaces.c.id == documents.c.workspace_id)
+            .join(target, target.c.id == document_id)
         )
+        .where(documents.c.id != document_id, points_here, visible_to(caller_id, scope))
         .order_by(documents.c.updated_at.desc(), documents.c.id)
         .limit(limit)
     )
     rows = await conn.execute(statement)
     return [LinkingDocument.model_validate(dict(row)) for row in rows.mappings()]
+
+
+async def outgoing_links(
+    conn: ReadConnection, caller_id: UUID | None, document_id: UUID, *, scope: str | None = None
+) -> list[OutgoingLink]:
+    """Each link of a document with the visible document it reaches, if any: the one of that
+    address; else in the same workspace the one uploaded from that path, else the newest whose
+    file has that name."""
+    link = document_links
+    path = source_path(documents.c.source)
+    reached = (
+        select(documents.c.id, documents.c.title, workspaces.c.slug.label("workspace"))
+        .join_from(documents, workspaces, workspaces.c.id == documents.c.workspace_id)
+        .where(
+            visible_to(caller_id, scope),
+            or_(
+                documents.c.id == link.c.target_id,
+                and_(
+                    documents.c.workspace_id == link.c.workspace_id,
+                    or_(
+                        path == link.c.target_path,
+                        source_name(documents.c.source) == link.c.target_name,
+                    ),
+                ),
+            ),
+        )
+        .order_by(case((path == link.c.target_path, 0), else_=1), documents.c.updated_at.desc())
+        .limit(1)
+        .lateral("reached")
+    )
+    statement = (
+        select(
+            link.c.href,
+            reached.c.id.label("document_id"),
+            reached.c.title,
+            reached.c.workspace,
+        )
+        .select_from(link.outerjoin(reached, true()))
+        .where(link.c.document_id == document_id)
+        .order_by(link.c.href)
+    )
+    rows = await conn.execute(statement)
+    return [OutgoingLink.model_validate(dict(row)) for row in rows.mappings()]
 
 
 async def chunk_preview(

@@ -67,9 +67,12 @@ class Document(BaseModel):
 
 
 class DocumentCreated(Document):
-    """A create's reply: `unchanged` when identical content was already there (nothing written)."""
+    """A create's reply: `unchanged` when identical content was already there (nothing written);
+    `replaced` when an upload asked to replace the document from the same file and its content
+    became that document's new version."""
 
     unchanged: bool = False
+    replaced: bool = False
 
 
 class DocumentWithContent(Document):
@@ -132,6 +135,16 @@ class LinkingDocument(BaseModel):
     title: str
     workspace: str
     updated_at: datetime
+
+
+class OutgoingLink(BaseModel):
+    """A link in a document's content to another document, and the one it reaches now (null
+    when no document the caller may see is at that address or path: not in the corpus)."""
+
+    href: str
+    document_id: UUID | None
+    title: str | None
+    workspace: str | None
 
 
 class ChunkPreview(BaseModel):

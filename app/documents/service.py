@@ -21,7 +21,7 @@ from app.access.principal import Principal
 from app.audit import service as audit
 from app.config import Settings
 from app.db.engine import ReadConnection, ShortTransaction, WriteConnection
-from app.documents import queries
+from app.documents import links, queries
 from app.documents.convert import clean_title
 from app.documents.schemas import (
     Chunk,
@@ -35,6 +35,7 @@ from app.documents.schemas import (
     DocumentUpdate,
     DocumentWithContent,
     LinkingDocument,
+    OutgoingLink,
     RelatedDocument,
     TagCount,
     Visibility,
@@ -181,6 +182,12 @@ async def create(
         private_owner_id=principal.user_id if data.visibility == "private" else None,
         title=data.title,
     )
+    await queries.write_links(
+        conn,
+        document_id=document_id,
+        workspace_id=workspace_id,
+        links=links.extract(data.content, data.source),
+    )
     if data.visibility == "org":
         await index.count_in_statistics(conn, document_id)
     await _audit_agent(conn, principal, "document.create", document_id, {"title": data.title})
@@ -226,6 +233,9 @@ class FileUpload:
     visibility: Visibility = "org"
     tags: list[str] = field(default_factory=list)
     source: str | None = None
+    # A document of the caller's already uploaded from the same source (in the workspace)
+    # takes this file's content as its new version, rather than a second document beside it.
+    replace: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,22 +287,38 @@ async def upload(
     converter: Converter,
     document: DocumentCreate | FileUpload,
 ) -> DocumentCreated:
-    """Add a document sent as text, or as a file converted to Markdown first, at either door.
+    """Add a document sent as text, or as a file converted to Markdown first, at either door;
+    a file sent with `replace` updates the caller's document from the same source instead.
 
     The conversion takes no connection: a file may wait for a worker as long as a deadline, and
-    the pool is everyone's, so `transaction` opens only once the document is ready, and `create`
-    adds it there.
+    the pool is everyone's, so `transaction` opens only once the document is ready, and the
+    document is written there whole or not at all.
 
     Raises:
         As `create`; for a file also TooLarge (the upload limit, a conversion bound),
         UnsupportedMediaType, and ValidationFailed (a file that cannot be read).
     """
-    media_type = MARKDOWN
-    if isinstance(document, FileUpload):
-        converted = await _convert(principal, settings, converter, document)
-        document, media_type = converted.document, converted.media_type
+    if not isinstance(document, FileUpload):
+        async with transaction() as conn:
+            return await create(conn, principal, embedder, settings, document)
+    converted = await _convert(principal, settings, converter, document)
     async with transaction() as conn:
-        return await create(conn, principal, embedder, settings, document, media_type=media_type)
+        if not document.replace:
+            return await create(
+                conn,
+                principal,
+                embedder,
+                settings,
+                converted.document,
+                media_type=converted.media_type,
+            )
+        workspace_id = await workspaces_service.write_target(conn, principal, document.workspace)
+        outcome, written = await _add_or_replace(
+            conn, principal, embedder, settings, converted, workspace_id=workspace_id
+        )
+    return DocumentCreated(
+        **written.model_dump(), unchanged=outcome == "unchanged", replaced=outcome == "updated"
+    )
 
 
 async def get(
@@ -394,7 +420,8 @@ async def related(
 async def backlinks(
     conn: ReadConnection, principal: Principal, document_id: UUID, *, limit: int
 ) -> list[LinkingDocument]:
-    """The documents the caller may see that link to this one.
+    """The documents the caller may see that link to this one (by its address, or by the path
+    it was uploaded from: `app.documents.links`).
 
     Raises:
         NotFound: no such document, or not visible to the caller.
@@ -402,6 +429,21 @@ async def backlinks(
     await require_visible(conn, principal, [document_id])
     return await queries.linking_documents(
         conn, principal.user_id, document_id, limit=limit, scope=principal.workspace_scope
+    )
+
+
+async def outgoing_links(
+    conn: ReadConnection, principal: Principal, document_id: UUID
+) -> list[OutgoingLink]:
+    """The links in a document's content to other documents, each with the document it reaches
+    among those the caller may see (none: not in the corpus, for this caller).
+
+    Raises:
+        NotFound: no such document, or not visible to the caller.
+    """
+    await require_visible(conn, principal, [document_id])
+    return await queries.outgoing_links(
+        conn, principal.user_id, document_id, scope=principal.workspace_scope
     )
 
 
@@ -555,6 +597,12 @@ async def update(
             private_owner_id=private_owner,
             title=title,
         )
+        await queries.write_links(
+            conn,
+            document_id=document_id,
+            workspace_id=row.workspace_id,
+            links=links.extract(content, row.source),
+        )
     else:
         if title != row.title:
             await index.rewrite_lexemes(conn, document_id, title)
@@ -622,21 +670,49 @@ async def ingest_file(
     )
     converted = await _convert(principal, settings, converter, file)
     workspace_id, _created = await workspaces_service.ensure_workspace(conn, principal, workspace)
-    existing = await queries.find_by_source(
-        conn, workspace_id=workspace_id, owner_id=principal.user_id, source=source
+    return await _add_or_replace(
+        conn, principal, embedder, settings, converted, workspace_id=workspace_id
+    )
+
+
+async def _add_or_replace(
+    conn: WriteConnection,
+    principal: Principal,
+    embedder: Embedder,
+    settings: Settings,
+    converted: _Converted,
+    *,
+    workspace_id: UUID,
+) -> tuple[IngestOutcome, Document]:
+    """Add a converted file, or update the caller's document from the same source in the
+    workspace (a new version; identical content writes nothing)."""
+    source = converted.document.source
+    existing = (
+        None
+        if source is None
+        else await queries.find_by_source(
+            conn, workspace_id=workspace_id, owner_id=principal.user_id, source=source
+        )
     )
     if existing is None:
         created = await create(
             conn, principal, embedder, settings, converted.document, media_type=converted.media_type
         )
         outcome: IngestOutcome = "unchanged" if created.unchanged else "added"
-        return outcome, Document.model_validate(created.model_dump(exclude={"unchanged"}))
+        return outcome, Document.model_validate(
+            created.model_dump(exclude={"unchanged", "replaced"})
+        )
     content = converted.document.content
     row = await queries.document_row(conn, existing)
     assert row is not None
     if row.content_sha256 == _sha256(content):
         return "unchanged", await _reread(conn, principal, existing)
     updated = await update(
-        conn, principal, embedder, settings, existing, DocumentUpdate(content=content, tags=tags)
+        conn,
+        principal,
+        embedder,
+        settings,
+        existing,
+        DocumentUpdate(content=content, tags=converted.document.tags),
     )
     return "updated", updated

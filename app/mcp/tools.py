@@ -166,7 +166,8 @@ class Tools:
         top_k: Annotated[JsonInt, Field(ge=1, le=100)] = 10,
         mode: SearchMode = "hybrid",
     ) -> SearchResult:
-        """Search the corpus (hybrid: meaning and keywords). Each hit says why it ranked."""
+        """Search the corpus for `query` by meaning and keywords (`mode`); narrow with
+        `workspaces`, `tags`, `top_k`. Each hit says why it ranked."""
         principal = caller()
         async with self._writing() as (conn, current):
             request = SearchRequest(
@@ -193,8 +194,8 @@ class Tools:
         tags: list[str] | None = None,
         visibility: Visibility = "org",
     ) -> DocumentCreated:
-        """Add a document: Markdown or text in `content`, or a file (PDF, DOCX, HTML, ...) in
-        `content_base64` with its `filename`."""
+        """Add a document: Markdown in `content`, or a file (PDF, DOCX, HTML) in `content_base64`
+        with its `filename`; optional `workspace`, `tags`, `visibility`. Same content: unchanged."""
         principal = caller()
         if (content is None) == (content_base64 is None):
             raise ValidationFailed("send either content or content_base64")
@@ -239,8 +240,8 @@ class Tools:
         q: Annotated[str | None, Field(max_length=500)] = None,
         limit: Annotated[JsonInt, Field(ge=1, le=200)] = 50,
     ) -> Page[Document]:
-        """List the documents you may see, newest change first; filter by workspace, tag, or
-        words of the title."""
+        """List the documents you may see, newest first; filter by `workspace`, `tag`, or title
+        words `q`."""
         principal = caller()
         async with self._reading() as (conn, _current):
             return await documents_service.list_documents(
@@ -258,8 +259,8 @@ class Tools:
         chunk_start: Annotated[JsonInt | None, Field(ge=0)] = None,
         chunk_end: Annotated[JsonInt | None, Field(ge=0)] = None,
     ) -> DocumentText:
-        """Read a document: all of it, or its chunks from `chunk_start` to `chunk_end`
-        (inclusive ordinals, as search hits give them)."""
+        """Read a document by `document_id`: all of it, or chunks `chunk_start` to `chunk_end`
+        (inclusive, as search hits number them)."""
         principal = caller()
         async with self._reading() as (conn, _current):
             return await documents_service.read(
@@ -268,7 +269,7 @@ class Tools:
 
     @_listed("Delete a document", DELETES)
     async def delete_document(self, document_id: UUID) -> Deleted:
-        """Delete a document (editors: their own; admins: any `org` document)."""
+        """Delete a document by `document_id` (editors: their own; admins: any shared one)."""
         principal = caller()
         async with self._writing() as (conn, _current):
             await documents_service.delete(conn, principal, document_id)
@@ -278,8 +279,8 @@ class Tools:
     async def ask_docs(
         self, question: Annotated[str, Field(min_length=1)], mode: AskMode = "auto"
     ) -> Answer:
-        """Ask a question of the corpus; the answer cites the passages it rests on (`auto`
-        picks deep research for comparisons, several questions or long briefs)."""
+        """Answer a `question` from the corpus, citing its passages; `mode` auto, fast or
+        deep."""
         principal = caller()
         # MCP keeps no chats: each question runs on its own, read-only (annotated so).
         current = self._resources()
@@ -290,9 +291,8 @@ class Tools:
 
     @_listed("Research a question", READS)
     async def deep_research(self, question: Annotated[str, Field(min_length=1)]) -> Answer:
-        """Research a question in depth across the corpus: the answer within about 45 s, or a
-        job_id to pass to research_result (queued behind your other research, if it runs). A
-        client with the tasks extension gets a task to poll, wait on or cancel instead."""
+        """Research a `question` in depth: the answer within about 45 s, else a `job_id` for
+        research_result (or a task, for clients with the tasks extension)."""
         principal = caller()
         current = self._resources()
         answer = await asking_service.research(current.asking(), current.jobs, principal, question)
@@ -300,8 +300,8 @@ class Tools:
 
     @_listed("Get a research result", READS)
     async def research_result(self, job_id: str) -> Answer:
-        """The answer of a deep_research job (from any server of this Corpus), or that it is
-        still running, or why it failed."""
+        """The answer of a deep_research `job_id`, or that it is still running, or why it
+        failed."""
         principal = caller()
         current = self._resources()
         answer = await asking_service.research_result(current.asking(), principal, job_id)
@@ -319,8 +319,8 @@ class Tools:
         top_k: Annotated[JsonInt, Field(ge=1, le=50)] = 5,
         persona: str | None = None,
     ) -> KnowledgeResults:
-        """Search the workspaces your persona routes to (or some of them), in priority order,
-        each result with its workspace's license; workspaces that failed are listed."""
+        """Search for `query` in the workspaces your `persona` routes to (or the `workspaces`
+        named), each result with its license; workspaces that failed are listed."""
         principal = caller()
         return await routing_service.routed_search(
             self._resources().routing,
@@ -340,8 +340,8 @@ class Tools:
 
     @_listed("Show the routing policy", READS)
     async def rag_policy(self, persona: str | None = None) -> Policy:
-        """The effective routing policy (one persona's with `persona`), and the layer each
-        entry came from: builtin, file or admin."""
+        """The routing policy (or one `persona`'s): each persona's workspaces and the layer it
+        comes from (builtin, file, admin)."""
         principal = caller()
         async with self._reading() as (conn, current):
             return await routing_admin.effective_policy(
@@ -350,7 +350,7 @@ class Tools:
 
     @_listed("Search cache figures", READS)
     async def rag_cache_stats(self) -> CacheStats:
-        """The search cache's size, hits, misses, hit rate, TTL and capacity (admins)."""
+        """The search cache's size, hits, misses and hit rate (admins)."""
         principal = caller()
         return routing_service.cache_stats(self._resources().routing, principal)
 
@@ -361,11 +361,17 @@ class Tools:
         persona: str | None = None,
         token_budget: Annotated[JsonInt | None, Field(ge=1, le=MAX_TOKEN_BUDGET)] = None,
     ) -> ContextBlock:
-        """A context block for a system prompt from your persona's workspaces: cited passages
-        within the token budget, and a footnote with their licenses."""
+        """A context block for a system prompt: cited passages for `query` from your
+        `persona`'s workspaces within `token_budget`, with a license footnote."""
         principal = caller()
         request = ContextRequest(query=query, persona=persona, token_budget=token_budget)
         return await routing_service.context_block(self._resources().routing, principal, request)
+
+
+def description(method: Callable[..., object]) -> str:
+    """A tool's description: its docstring on one line. The SDK would list the docstring as
+    written, its source indentation included, and every client reads it into its prompt."""
+    return " ".join((method.__doc__ or "").split())
 
 
 def register(server: MCPServer, resources: Callable[[], Resources]) -> None:
@@ -374,4 +380,6 @@ def register(server: MCPServer, resources: Callable[[], Resources]) -> None:
     for name in get_args(McpTool):
         method = getattr(tools, name)
         title, annotations = getattr(method, _LISTING)
-        server.tool(title=title, annotations=annotations)(_tool_errors(method))
+        server.tool(title=title, description=description(method), annotations=annotations)(
+            _tool_errors(method)
+        )

@@ -32,6 +32,7 @@ from app.documents.schemas import (
     DocumentUpdate,
     DocumentWithContent,
     LinkingDocument,
+    OutgoingLink,
     RelatedDocument,
     TagList,
     Visibility,
@@ -75,7 +76,16 @@ _CREATE_BODY: dict[str, Any] = {
                         "workspace": {"type": "string"},
                         "visibility": {"type": "string", "enum": ["org", "private"]},
                         "tags": {"type": "string", "description": "comma-separated"},
-                        "source": {"type": "string"},
+                        "source": {
+                            "type": "string",
+                            "description": "where the file came from (a path: relative links "
+                            "in it resolve from its folder); default its name",
+                        },
+                        "replace": {
+                            "type": "boolean",
+                            "description": "update your document uploaded from the same source "
+                            "in the workspace (a new version) instead of adding another",
+                        },
                     },
                 }
             },
@@ -94,6 +104,7 @@ class UploadFields(BaseModel):
     visibility: Visibility = "org"
     tags: list[Tag] = Field(default_factory=list)
     source: str | None = Field(default=None, max_length=2000)
+    replace: bool = False
 
     @field_validator("tags", mode="before")
     @classmethod
@@ -133,7 +144,13 @@ def _invalid(exc: ValidationError, where: str) -> RequestValidationError:
     response_model=DocumentCreated,
     status_code=status.HTTP_201_CREATED,
     operation_id="createDocument",
-    responses={**_ERRORS, 200: {"model": DocumentCreated, "description": "identical content"}},
+    responses={
+        **_ERRORS,
+        200: {
+            "model": DocumentCreated,
+            "description": "identical content (`unchanged`), or a new version (`replaced`)",
+        },
+    },
     openapi_extra=_CREATE_BODY,
 )
 async def create_document(
@@ -176,7 +193,7 @@ async def create_document(
     created = await documents_service.upload(
         transaction, principal, embedder, settings, get_resources(request).converter, document
     )
-    if created.unchanged:
+    if created.unchanged or created.replaced:
         response.status_code = status.HTTP_200_OK
     return created
 
@@ -292,8 +309,21 @@ async def list_backlinks(
     conn: ReadConn,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> list[LinkingDocument]:
-    """The documents that link to this one (`/documents/<id>` in their content)."""
+    """The documents that link to this one: by its address, or by the path it came from."""
     return await documents_service.backlinks(conn, principal, document_id, limit=limit)
+
+
+@router.get(
+    "/{document_id}/links",
+    response_model=list[OutgoingLink],
+    operation_id="listDocumentLinks",
+    responses={404: NotFound.openapi()},
+)
+async def list_links(
+    document_id: UUID, principal: CurrentPrincipal, conn: ReadConn
+) -> list[OutgoingLink]:
+    """The links in this document to others, each with the document it reaches (or null)."""
+    return await documents_service.outgoing_links(conn, principal, document_id)
 
 
 @chunks_router.get(

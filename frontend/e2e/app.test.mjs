@@ -3,6 +3,7 @@
 // and opens pages of its own: the tests pass in any order. E2E_SEED=n (or E2E_SHUFFLE=1, which
 // draws a seed and prints it) runs them shuffled.
 import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { after, before, test } from 'node:test'
 
@@ -17,6 +18,8 @@ import {
   openSession,
   overflows,
   pdf,
+  python,
+  ROOT,
   shoot,
   startCallback,
   startCorpus,
@@ -320,8 +323,8 @@ scenario('Markdown and PDF files upload with progress, and a rejected file says 
   await files.locator('li[data-state="failed"]').first().waitFor()
   await admin.getByLabel('Tags').fill('ops, drills')
   await admin.getByRole('button', { name: /^Upload/ }).click()
-  // The files go one after another: the blank one may still be on its way when both others
-  // are done.
+  // The files go three at a time: the blank one may still be on its way when both others are
+  // done.
   await eventually(async () => {
     const states = await files.locator('li').evaluateAll((all) => all.map((li) => li.dataset.state))
     assert.deepEqual(states.sort(), ['done', 'done', 'failed', 'failed'])
@@ -391,7 +394,7 @@ scenario('a hit opens the viewer at its chunk, and the seams show where the docu
   })
   assert.match(await target.textContent(), /kubectl rollout status/)
   await admin.getByRole('navigation', { name: 'Contents' }).waitFor()
-  await admin.getByRole('region', { name: 'Backlinks' }).getByRole('link', { name: 'Incident checklist' }).waitFor()
+  await admin.getByRole('region', { name: 'Linked from' }).getByRole('link', { name: 'Incident checklist' }).waitFor()
   await screens.shoot(admin, 'viewer')
 
   const chunks = await call(admin, 'GET', `/api/documents/${runbookId}/chunks`)
@@ -800,20 +803,22 @@ function unique(prefix) {
   return `${prefix}-${randomBytes(4).toString('hex')}`
 }
 
-/** One MCP tool call over streamable HTTP with an API key, as a client sends it (the server is
- *  stateless with JSON replies): `{ status, result }`. */
-async function mcpCall(key, name, args) {
-  const reply = await fetch(`${corpus.url}/mcp`, {
-    method: 'POST',
-    headers: {
-      Authorization: `Bearer ${key}`,
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
-  })
-  const text = await reply.text()
-  return { status: reply.status, result: reply.ok ? JSON.parse(text).result : null }
+/**
+ * MCP tool calls through the MCP SDK's own client (Python's, `scripts/mcp_calls.py`), as an
+ * agent configured with `url` and `header` (what a copied snippet holds) makes them:
+ * `{ calls: [{ is_error, text, structured }] }`, or `{ refused: status }` when the server
+ * refuses the credential.
+ */
+async function mcpClient(url, header, calls) {
+  const child = spawn(python(), ['scripts/mcp_calls.py', url, header], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] })
+  const out = []
+  const err = []
+  child.stdout.on('data', (chunk) => out.push(chunk))
+  child.stderr.on('data', (chunk) => err.push(chunk))
+  const code = new Promise((ok) => child.on('close', ok))
+  child.stdin.end(JSON.stringify(calls))
+  assert.equal(await code, 0, `the MCP client failed:\n${Buffer.concat(err).toString()}`)
+  return JSON.parse(Buffer.concat(out).toString())
 }
 
 scenario('an admin invites a person, who must change the temporary password; a role change is audited; a locked account is unlocked', async (screens) => {
@@ -917,25 +922,30 @@ scenario('a key bound to a workspace works at /mcp there only, with the Claude C
     assert.match(text, /^claude mcp add --transport http corpus /)
     return text
   })
-  assert.ok(copied.includes(`${corpus.url}/mcp`) && copied.includes(`Bearer ${key}`), copied)
   await screens.shoot(admin, 'key-minted')
   await admin.getByRole('button', { name: 'Done' }).click()
 
-  // The key writes to its workspace and nowhere else, and lists only what is there.
-  const inside = await mcpCall(key, 'upload_document', { title: 'Desk notes', content: 'The desk opens at nine.' })
-  assert.equal(inside.status, 200)
-  assert.notEqual(inside.result.isError, true, JSON.stringify(inside.result))
-  const outside = await mcpCall(key, 'upload_document', { title: 'Elsewhere', content: 'Not here.', workspace: 'default' })
-  assert.equal(outside.result.isError, true)
-  assert.match(outside.result.content[0].text, /forbidden: /)
-  const listed = await mcpCall(key, 'list_documents', {})
-  const workspaces = new Set(listed.result.structuredContent.items.map((d) => d.workspace))
-  assert.deepEqual([...workspaces], [workspace])
+  // The snippet as Claude Code would read it: the URL and the header, given to the MCP SDK's
+  // client. The key writes to its workspace and nowhere else, and lists only what is there.
+  const [, url, header] = /claude mcp add --transport http corpus (\S+)[\s\\]+--header "([^"]+)"/.exec(copied)
+  assert.equal(url, `${corpus.url}/mcp`)
+  assert.equal(header, `Authorization: Bearer ${key}`)
+  const { calls } = await mcpClient(url, header, [
+    { name: 'upload_document', arguments: { title: 'Desk notes', content: 'The desk opens at nine.' } },
+    { name: 'upload_document', arguments: { title: 'Elsewhere', content: 'Not here.', workspace: 'default' } },
+    { name: 'list_documents', arguments: {} },
+  ])
+  const [inside, outside, listed] = calls
+  assert.equal(inside.is_error, false, inside.text)
+  assert.equal(inside.structured.workspace, workspace)
+  assert.equal(outside.is_error, true)
+  assert.match(outside.text, /forbidden/)
+  assert.deepEqual([...new Set(listed.structured.items.map((d) => d.workspace))], [workspace])
 
   await admin.getByTestId(`key-${keyName}`).getByRole('button', { name: `Revoke ${keyName}` }).click()
   await admin.getByRole('button', { name: `Confirm revoking ${keyName}` }).click()
   await admin.getByTestId(`key-${keyName}`).waitFor({ state: 'detached' })
-  assert.equal((await mcpCall(key, 'whoami', {})).status, 401)
+  assert.deepEqual(await mcpClient(url, header, [{ name: 'whoami', arguments: {} }]), { refused: 401 })
 
   // Connect an agent: this server's URL, and each client's OAuth form without a key.
   await admin.goto('/connect')
@@ -998,6 +1008,75 @@ scenario('a licensed workspace shows in a persona’s footnote, and an edit in t
   await admin.getByRole('dialog').waitFor({ state: 'detached' })
   await admin.getByRole('button', { name: 'Preview', exact: true }).last().click()
   await eventually(async () => assert.doesNotMatch(await block.textContent(), /CC-BY-4\.0/))
+})
+
+scenario('five files upload at once and one sent again is no duplicate; a relative link leads to its document, which lists it under Linked from', async (screens) => {
+  const admin = await screens.adminPage()
+  const workspace = unique('desk')
+  await admin.goto('/documents')
+  assert.equal((await call(admin, 'POST', '/api/workspaces', { slug: workspace, title: 'Release desk' })).status, 201)
+  const files = {
+    'setup.md': '# Release setup\n\nBefore a release, read the [rollback steps](../ops/deploy.md#rollback) and the [glossary](glossary.md).\n',
+    'deploy.md': '# Release deploy\n\nShip with make release.\n\n## Steps\n\nTag, build, ship.\n\n## Rollback\n\nRun make rollback, then watch the rollout settle.\n',
+    'faq.md': '# Release questions\n\nWho approves a release? The captain of the week.\n',
+    'contacts.md': '# Release contacts\n\nThe captain, the on-call engineer and the database owner.\n',
+    'calendar.md': '# Release calendar\n\nReleases leave on Tuesdays and Thursdays.\n',
+  }
+  const asFiles = (names, change = {}) =>
+    names.map((name) => ({ name, mimeType: 'text/markdown', buffer: Buffer.from(change[name] ?? files[name]) }))
+
+  await admin.reload()
+  await admin.getByRole('button', { name: 'Add documents' }).first().click()
+  const dialog = admin.getByRole('dialog')
+  await dialog.getByLabel('Files to upload').setInputFiles(asFiles(Object.keys(files)))
+  await dialog.getByLabel('Workspace', { exact: true }).selectOption(workspace)
+  await dialog.getByRole('button', { name: 'Upload 5 files' }).click()
+  const rows = dialog.getByRole('list', { name: 'Files' }).locator('li')
+  await eventually(async () => {
+    assert.deepEqual(await rows.evaluateAll((all) => all.map((li) => li.dataset.state)), Array(5).fill('done'))
+  })
+  await screens.shoot(admin, 'upload-five')
+
+  // Again: the deploy notes as they were, the questions changed. Nothing is added twice.
+  await dialog.getByLabel('Files to upload').setInputFiles(
+    asFiles(['deploy.md', 'faq.md'], { 'faq.md': `${files['faq.md']}\nAnd who rolls back? Whoever is on call.\n` }),
+  )
+  await dialog.getByLabel('Workspace', { exact: true }).selectOption(workspace)
+  await dialog.getByRole('button', { name: 'Upload 2 files' }).click()
+  await dialog.getByText('Already here, unchanged.').waitFor()
+  await dialog.getByText('Replaced: now version 2.').waitFor()
+  await screens.shoot(admin, 'upload-again')
+  await admin.keyboard.press('Escape')
+  const listed = await call(admin, 'GET', `/api/documents?workspace=${workspace}`)
+  assert.deepEqual(
+    listed.body.items.map((d) => d.title).sort(),
+    ['Release calendar', 'Release contacts', 'Release deploy', 'Release questions', 'Release setup'],
+  )
+  const idOf = (title) => listed.body.items.find((d) => d.title === title).id
+
+  // The setup notes link to ../ops/deploy.md: uploaded flat, the deploy notes are found by
+  // their file's name; the glossary is in no upload, and the page says so.
+  await admin.goto(`/documents/${idOf('Release setup')}`)
+  const body = admin.getByTestId('document-body')
+  await body.getByText('glossary (not in the corpus)').waitFor()
+  await screens.shoot(admin, 'document-links')
+  await body.getByRole('link', { name: 'rollback steps' }).click()
+  await admin.waitForURL(`**/documents/${idOf('Release deploy')}#h-rollback`)
+  await admin.getByRole('heading', { name: 'Release deploy', level: 1 }).waitFor()
+  await admin.getByRole('region', { name: 'Linked from' }).getByRole('link', { name: 'Release setup' }).waitFor()
+  await screens.shoot(admin, 'document-linked-from')
+})
+
+scenario('the API reference at /docs loads with every request on the server’s own origin', async (screens) => {
+  const page = await screens.page()
+  const requested = []
+  page.on('request', (request) => requested.push(request.url()))
+  await page.goto('/docs')
+  await page.getByRole('heading', { name: /Corpus/ }).first().waitFor()
+  await page.getByText('/api/documents/{document_id}/backlinks').first().waitFor()
+  assert.ok(requested.some((url) => url === `${corpus.url}/openapi.json`), requested.join('\n'))
+  const elsewhere = requested.filter((url) => !url.startsWith(`${corpus.url}/`) && !url.startsWith('data:'))
+  assert.deepEqual(elsewhere, [])
 })
 
 for (const { name, body } of inTestOrder(scenarios)) {

@@ -35,7 +35,8 @@ export const VIEWPORTS = {
 }
 export const THEMES = ['light', 'dark']
 
-function python() {
+/** The Python that runs Corpus (CORPUS_PYTHON, else the project's virtual environment). */
+export function python() {
   if (process.env.CORPUS_PYTHON) return process.env.CORPUS_PYTHON
   const venv = join(ROOT, '.venv', 'bin', 'python')
   return existsSync(venv) ? venv : 'python3'

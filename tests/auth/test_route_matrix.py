@@ -150,6 +150,10 @@ async def _backlinks(world: World) -> tuple[str, str, Any]:
     return "GET", f"/api/documents/{await world.document()}/backlinks", None
 
 
+async def _links(world: World) -> tuple[str, str, Any]:
+    return "GET", f"/api/documents/{await world.document()}/links", None
+
+
 async def _chunk(world: World) -> tuple[str, str, Any]:
     document_id = uuid.UUID(await world.document())
     chunks = await documents_service.chunks(world.write, LOCAL_ADMIN, document_id)
@@ -213,6 +217,7 @@ MATRIX: list[tuple[str, Request, tuple[int, int, int, int, int, int]]] = [
     ("GET /api/documents/{document_id}/chunks", _chunks, (401, 200, 200, 200, 200, 401)),
     ("GET /api/documents/{document_id}/related", _related, (401, 200, 200, 200, 200, 401)),
     ("GET /api/documents/{document_id}/backlinks", _backlinks, (401, 200, 200, 200, 200, 401)),
+    ("GET /api/documents/{document_id}/links", _links, (401, 200, 200, 200, 200, 401)),
     ("GET /api/chunks/{chunk_id}", _chunk, (401, 200, 200, 200, 200, 401)),
     ("GET /api/tags", fixed("GET", "/api/tags"), (401, 200, 200, 200, 200, 401)),
     (
@@ -438,6 +443,7 @@ BOUND_ADMIN: dict[str, int] = {
     "GET /api/documents/{document_id}/chunks": 404,
     "GET /api/documents/{document_id}/related": 404,
     "GET /api/documents/{document_id}/backlinks": 404,
+    "GET /api/documents/{document_id}/links": 404,
     "GET /api/chunks/{chunk_id}": 404,
     "POST /api/search": 200,
     "POST /api/ask": 200,

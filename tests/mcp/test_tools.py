@@ -166,6 +166,22 @@ async def test_the_tools_are_listed_in_the_order_whoami_and_the_account_page_rep
     assert listed == me["tools"] == account.json()["tools"]
 
 
+async def test_each_tool_is_described_in_one_short_line_naming_its_required_arguments(
+    corpus: Running,
+) -> None:
+    viewer = await corpus.account("viewer", kind="agent")
+    async with mcp_client(corpus.mcp_url, viewer.key) as client:
+        listed = (await client.list_tools()).tools
+    for tool in listed:
+        text = tool.description or ""
+        assert text == " ".join(text.split()), tool.name  # one line, no source indentation
+        assert 20 <= len(text) <= 200, tool.name
+        for argument in tool.input_schema.get("required", []):
+            if argument != "title":  # upload_document's: what the tool adds needs no word
+                assert f"`{argument}`" in text, (tool.name, argument)
+    assert sum(len(tool.description or "") for tool in listed) < 2500
+
+
 async def test_each_tool_says_whether_it_changes_the_corpus(corpus: Running) -> None:
     viewer = await corpus.account("viewer", kind="agent")
     async with mcp_client(corpus.mcp_url, viewer.key) as client:

@@ -503,9 +503,29 @@ export interface paths {
         };
         /**
          * List Backlinks
-         * @description The documents that link to this one (`/documents/<id>` in their content).
+         * @description The documents that link to this one: by its address, or by the path it came from.
          */
         get: operations["listBacklinks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/documents/{document_id}/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Links
+         * @description The links in this document to others, each with the document it reaches (or null).
+         */
+        get: operations["listDocumentLinks"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1551,7 +1571,9 @@ export interface components {
         };
         /**
          * DocumentCreated
-         * @description A create's reply: `unchanged` when identical content was already there (nothing written).
+         * @description A create's reply: `unchanged` when identical content was already there (nothing written);
+         *     `replaced` when an upload asked to replace the document from the same file and its content
+         *     became that document's new version.
          */
         DocumentCreated: {
             /**
@@ -1595,6 +1617,11 @@ export interface components {
              * @default false
              */
             unchanged: boolean;
+            /**
+             * Replaced
+             * @default false
+             */
+            replaced: boolean;
         };
         /** DocumentWithContent */
         DocumentWithContent: {
@@ -1908,6 +1935,21 @@ export interface components {
              * @description The chat the run's turn lands in, when it is known at the start.
              */
             chat_id?: string | null;
+        };
+        /**
+         * OutgoingLink
+         * @description A link in a document's content to another document, and the one it reaches now (null
+         *     when no document the caller may see is at that address or path: not in the corpus).
+         */
+        OutgoingLink: {
+            /** Href */
+            href: string;
+            /** Document Id */
+            document_id: string | null;
+            /** Title */
+            title: string | null;
+            /** Workspace */
+            workspace: string | null;
         };
         /** Page[AuditEntry] */
         Page_AuditEntry_: {
@@ -3736,12 +3778,15 @@ export interface operations {
                     visibility?: "org" | "private";
                     /** @description comma-separated */
                     tags?: string;
+                    /** @description where the file came from (a path: relative links in it resolve from its folder); default its name */
                     source?: string;
+                    /** @description update your document uploaded from the same source in the workspace (a new version) instead of adding another */
+                    replace?: boolean;
                 };
             };
         };
         responses: {
-            /** @description identical content */
+            /** @description identical content (`unchanged`), or a new version (`replaced`) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4159,6 +4204,64 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LinkingDocument"][];
+                };
+            };
+            /** @description No valid credential was presented. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such resource, or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listDocumentLinks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                document_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OutgoingLink"][];
                 };
             };
             /** @description No valid credential was presented. */

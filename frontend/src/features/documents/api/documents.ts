@@ -94,6 +94,19 @@ export const useBacklinks = (id: string) =>
       ),
   })
 
+/** Where each link in a document leads: the document it reaches, or none (not in the corpus). */
+export const useDocumentLinks = (id: string) =>
+  useQuery({
+    queryKey: documentKeys.links(id),
+    queryFn: ({ signal }) =>
+      unwrap(
+        api.GET('/api/documents/{document_id}/links', {
+          params: { path: { document_id: id } },
+          signal,
+        }),
+      ),
+  })
+
 /** After documents were added or changed: every document query, and the workspaces (their
  *  counts, and a workspace an upload made). */
 export function useInvalidateDocuments() {

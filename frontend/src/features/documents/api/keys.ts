@@ -5,7 +5,7 @@ const lists = [...all, 'list'] as const
 
 /** Every query key of the documents feature, for its queries and its invalidations alike:
  *  `all` covers every one, `lists` every page of every filter, `detail(id)` one document and
- *  what hangs off it (chunks, related, backlinks). */
+ *  what hangs off it (chunks, related, backlinks, links). */
 export const documentKeys = {
   all,
   lists,
@@ -14,4 +14,5 @@ export const documentKeys = {
   chunks: (id: string) => [...documentKeys.detail(id), 'chunks'] as const,
   related: (id: string) => [...documentKeys.detail(id), 'related'] as const,
   backlinks: (id: string) => [...documentKeys.detail(id), 'backlinks'] as const,
+  links: (id: string) => [...documentKeys.detail(id), 'links'] as const,
 }

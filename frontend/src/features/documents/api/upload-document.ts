@@ -6,9 +6,18 @@ export type UploadFields = {
   workspace?: string
   tags: string[]
   visibility: 'org' | 'private'
+  /** A file uploaded before (the same path, by the same person, in the workspace) becomes that
+   *  document's new version rather than a second document. */
+  replace?: boolean
 }
 
-export type UploadResult = Document & { unchanged?: boolean }
+export type UploadResult = Document & { unchanged?: boolean; replaced?: boolean }
+
+/** Where a file came from: its path within a chosen folder, else its name. Relative links in
+ *  it resolve from there, and a second upload from the same path is recognised. */
+export function sourceOf(file: File): string {
+  return file.webkitRelativePath || file.name
+}
 
 /**
  * Upload one file as multipart (`POST /api/documents`), reporting the bytes sent. XHR rather
@@ -26,6 +35,8 @@ export function uploadDocument(
   if (fields.workspace) form.append('workspace', fields.workspace)
   if (fields.tags.length) form.append('tags', fields.tags.join(','))
   form.append('visibility', fields.visibility)
+  form.append('source', sourceOf(file))
+  if (fields.replace) form.append('replace', 'true')
 
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest()

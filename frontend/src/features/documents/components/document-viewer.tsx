@@ -8,8 +8,8 @@ import {
   Sparkles,
   Users,
 } from 'lucide-react'
-import { useEffect, useId, useMemo, useRef, useState, type ReactNode } from 'react'
-import { Link, useLocation } from 'react-router'
+import { useEffect, useId, useMemo, useRef, useState, type MouseEvent, type ReactNode } from 'react'
+import { Link, useLocation, useNavigate } from 'react-router'
 
 import { Alert } from '@/components/ui/alert'
 import { Badge } from '@/components/ui/badge'
@@ -22,11 +22,12 @@ import {
   useBacklinks,
   useChunks,
   useDocument,
+  useDocumentLinks,
   useRelated,
   type DocumentWithContent,
 } from '../api/documents'
 import { fullDate, timeAgo } from '../lib/format'
-import { placeChunks, renderMarkdown, type TocEntry } from '../lib/markdown'
+import { linkKey, placeChunks, renderMarkdown, type ResolvedLinks, type TocEntry } from '../lib/markdown'
 import { DocumentActions } from './document-actions'
 import { MarkdownTree } from './markdown'
 
@@ -43,16 +44,32 @@ export function DocumentViewer({
 }) {
   const document = useDocument(id)
   const chunks = useChunks(id)
+  const outgoing = useDocumentLinks(id)
   const [seams, setSeams] = useState(false)
   const seamsId = useId()
+  const navigate = useNavigate()
 
+  const links = useMemo<ResolvedLinks>(
+    () => new Map((outgoing.data ?? []).map((link) => [linkKey(link.href), link.document_id ?? null])),
+    [outgoing.data],
+  )
   const rendered = useMemo(() => {
     if (!document.data) return null
     const placed = chunks.data ? placeChunks(document.data.content, chunks.data) : []
-    return renderMarkdown(document.data.content, { chunks: placed, seams, title: document.data.title })
-  }, [document.data, chunks.data, seams])
+    return renderMarkdown(document.data.content, { chunks: placed, seams, title: document.data.title, links })
+  }, [document.data, chunks.data, seams, links])
 
   useChunkTarget(rendered !== null && chunks.isSuccess)
+
+  /** A link to another document stays in the app (no reload); any other goes as it would. */
+  function followInternal(event: MouseEvent<HTMLDivElement>) {
+    if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return
+    const anchor = (event.target as HTMLElement).closest('a')
+    const href = anchor?.getAttribute('href')
+    if (!href?.startsWith('/documents/')) return
+    event.preventDefault()
+    void navigate(href)
+  }
 
   if (document.isPending) return <ViewerSkeleton />
   if (document.isError) {
@@ -143,9 +160,11 @@ export function DocumentViewer({
             </div>
           </details>
         ) : null}
+        {/* The document's links are followed here, in the app; each stays a focusable link. */}
         <div
           className={cn('prose-doc mt-6', seams && 'seams-on')}
           data-testid="document-body"
+          onClick={followInternal}
         >
           {rendered ? <MarkdownTree tree={rendered.tree} /> : null}
         </div>
@@ -160,13 +179,18 @@ export function DocumentViewer({
   )
 }
 
-/** Scroll to and light up the chunk a `#chunk-{id}` address names, once it is drawn. */
+/** Scroll to and light up the chunk a `#chunk-{id}` address names, once it is drawn; scroll to
+ *  the heading a `#h-…` address names (a link from another document). */
 function useChunkTarget(ready: boolean) {
   const { hash } = useLocation()
   const last = useRef<Element | null>(null)
   useEffect(() => {
     if (!ready) return
     last.current?.removeAttribute('data-active')
+    if (hash.startsWith('#h-')) {
+      document.getElementById(decodeURIComponent(hash.slice(1)))?.scrollIntoView({ block: 'start' })
+      return
+    }
     if (!hash.startsWith('#chunk-')) return
     const target = document.getElementById(decodeURIComponent(hash.slice(1)))
     if (!target) return
@@ -267,7 +291,7 @@ function RelatedDocuments({ id }: { id: string }) {
 function Backlinks({ id }: { id: string }) {
   const backlinks = useBacklinks(id)
   return (
-    <RailSection icon={Link2} title="Backlinks">
+    <RailSection icon={Link2} title="Linked from">
       {backlinks.isPending ? (
         <RailSkeleton />
       ) : backlinks.isError ? (

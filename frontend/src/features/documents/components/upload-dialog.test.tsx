@@ -35,6 +35,8 @@ const WORKSPACES: StubRoutes = {
  *  for a file named `refused.md`. It records what was sent. */
 class ScriptedXhr {
   static sent: FormData[] = []
+  static inFlight = 0
+  static mostInFlight = 0
   status = 0
   response: unknown = null
   responseType = ''
@@ -49,16 +51,25 @@ class ScriptedXhr {
   abort() {}
   send(form: FormData) {
     ScriptedXhr.sent.push(form)
+    ScriptedXhr.inFlight += 1
+    ScriptedXhr.mostInFlight = Math.max(ScriptedXhr.mostInFlight, ScriptedXhr.inFlight)
     const file = form.get('file') as File
     setTimeout(() => {
       this.upload.onprogress?.({ lengthComputable: true, loaded: 5, total: 10 })
       if (file.name === 'refused.md') {
         this.status = 422
         this.response = { error: { code: 'validation_error', message: 'content: the file has no text' } }
+      } else if (file.name === 'same.md') {
+        this.status = 200
+        this.response = { id: 'doc-same', title: 'Same', unchanged: true, replaced: false, version: 1 }
+      } else if (file.name === 'changed.md') {
+        this.status = 200
+        this.response = { id: 'doc-changed', title: 'Changed', unchanged: false, replaced: true, version: 3 }
       } else {
         this.status = 201
         this.response = { id: `doc-${file.name}`, title: file.name, unchanged: false }
       }
+      ScriptedXhr.inFlight -= 1
       this.onload?.()
     }, 0)
   }
@@ -66,6 +77,8 @@ class ScriptedXhr {
 
 function renderDialog() {
   ScriptedXhr.sent = []
+  ScriptedXhr.inFlight = 0
+  ScriptedXhr.mostInFlight = 0
   vi.stubGlobal('XMLHttpRequest', ScriptedXhr)
   stubApi(WORKSPACES)
   const router = createMemoryRouter(
@@ -109,6 +122,35 @@ describe('UploadDialog', () => {
     expect(first?.get('tags')).toBe('ops,runbook')
     expect(first?.get('visibility')).toBe('private')
     expect(first?.get('workspace')).toBe('default')
+  })
+
+  it('sends three files at a time, and says which were unchanged and which replaced', async () => {
+    renderDialog()
+    choose(
+      new File(['# A'], 'a.md'),
+      new File(['# B'], 'b.md'),
+      new File(['# C'], 'c.md'),
+      new File(['# Same'], 'same.md'),
+      new File(['# Changed'], 'changed.md'),
+    )
+    fireEvent.click(screen.getByRole('button', { name: 'Upload 5 files' }))
+    const list = screen.getByRole('list', { name: 'Files' })
+    await waitFor(() => { expect(list.querySelectorAll('li[data-state="done"]')).toHaveLength(5) })
+    expect(ScriptedXhr.mostInFlight).toBe(3)
+    expect(within(list).getByText(/Already here, unchanged/)).toBeInTheDocument()
+    expect(within(list).getByText(/Replaced: now version 3/)).toBeInTheDocument()
+    expect(ScriptedXhr.sent.map((form) => form.get('source')).sort()).toEqual(['a.md', 'b.md', 'c.md', 'changed.md', 'same.md'])
+    expect(ScriptedXhr.sent.every((form) => form.get('replace') === 'true')).toBe(true)
+  })
+
+  it('adds another document instead when asked to keep both', async () => {
+    renderDialog()
+    choose(new File(['# A'], 'a.md'))
+    fireEvent.change(screen.getByLabelText('A file you uploaded before'), { target: { value: 'keep' } })
+    fireEvent.click(screen.getByRole('button', { name: 'Upload' }))
+    const list = screen.getByRole('list', { name: 'Files' })
+    await waitFor(() => { expect(list.querySelectorAll('li[data-state="done"]')).toHaveLength(1) })
+    expect(ScriptedXhr.sent[0]?.get('replace')).toBeNull()
   })
 
   it('checks the tags before sending anything', () => {

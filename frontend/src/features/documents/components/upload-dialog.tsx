@@ -30,10 +30,13 @@ import { field } from '@/lib/form'
 import { useWorkspaces } from '@/lib/workspaces'
 
 import { useCreateDocument, useInvalidateDocuments } from '../api/documents'
-import { uploadDocument, type UploadFields } from '../api/upload-document'
+import { sourceOf, uploadDocument, type UploadFields } from '../api/upload-document'
 import { parseTags, tagsProblem } from '../lib/tags'
 
 const SUPPORTED = ['md', 'markdown', 'txt', 'text', 'html', 'htm', 'pdf', 'docx']
+// Files sent at once: enough to keep the server's conversion and embedding busy, few enough
+// that one slow file does not hold the rest and the browser's connections stay free for the app.
+const PARALLEL = 3
 
 type Item = {
   key: string
@@ -43,6 +46,8 @@ type Item = {
   error?: string
   documentId?: string
   unchanged?: boolean
+  replaced?: boolean
+  version?: number
 }
 
 function extensionOf(name: string): string {
@@ -166,11 +171,15 @@ function FilesForm({ defaultWorkspace, onClose }: { defaultWorkspace?: string | 
   const [tagsError, setTagsError] = useState<string>()
   const [busy, setBusy] = useState(false)
   const input = useRef<HTMLInputElement>(null)
+  const folder = useRef<HTMLInputElement | null>(null)
   const invalidateDocuments = useInvalidateDocuments()
 
-  function add(files: FileList | null) {
+  function add(files: FileList | null, { fromFolder = false } = {}) {
     if (!files) return
-    const added: Item[] = [...files].map((file) => {
+    // A folder brings whatever it holds: what Corpus cannot read is left out quietly there,
+    // while a file chosen by name says why it is refused.
+    const chosen = [...files].filter((file) => !fromFolder || SUPPORTED.includes(extensionOf(file.name)))
+    const added: Item[] = chosen.map((file) => {
       const extension = extensionOf(file.name)
       const problem = !SUPPORTED.includes(extension)
         ? `Not a supported type (.${extension || '?'}): use .md, .txt, .html, .pdf or .docx.`
@@ -192,40 +201,59 @@ function FilesForm({ defaultWorkspace, onClose }: { defaultWorkspace?: string | 
     setItems((current) => current.map((item) => (item.key === key ? { ...item, ...change } : item)))
   }
 
+  async function send(item: Item, fields: UploadFields): Promise<'added' | 'replaced' | 'unchanged' | 'failed'> {
+    patch(item.key, { state: 'uploading', progress: 0 })
+    try {
+      const result = await uploadDocument(item.file, fields, (fraction) => {
+        patch(item.key, { progress: fraction * 100 })
+      })
+      patch(item.key, {
+        state: 'done',
+        progress: 100,
+        documentId: result.id,
+        unchanged: result.unchanged ?? false,
+        replaced: result.replaced ?? false,
+        version: result.version,
+      })
+      return result.unchanged ? 'unchanged' : result.replaced ? 'replaced' : 'added'
+    } catch (error) {
+      patch(item.key, {
+        state: 'failed',
+        error:
+          error instanceof ApiError
+            ? error.message
+            : 'Could not reach the server. Check your connection and try again.',
+      })
+      return 'failed'
+    }
+  }
+
   async function submit(event: SubmitEvent<HTMLFormElement>) {
     event.preventDefault()
-    const fields = readCommon(new FormData(event.currentTarget))
+    const form = new FormData(event.currentTarget)
+    const fields = { ...readCommon(form), replace: field(form, 'existing') !== 'keep' }
     const problem = tagsProblem(fields.tags)
     setTagsError(problem)
     if (problem) return
     setBusy(true)
-    let added = 0
-    for (const item of items.filter((i) => i.state === 'ready')) {
-      patch(item.key, { state: 'uploading', progress: 0 })
-      try {
-        const result = await uploadDocument(item.file, fields, (fraction) => {
-          patch(item.key, { progress: fraction * 100 })
-        })
-        added += 1
-        patch(item.key, {
-          state: 'done',
-          progress: 100,
-          documentId: result.id,
-          unchanged: result.unchanged ?? false,
-        })
-      } catch (error) {
-        patch(item.key, {
-          state: 'failed',
-          error:
-            error instanceof ApiError
-              ? error.message
-              : 'Could not reach the server. Check your connection and try again.',
-        })
+    // Each file is its own request and, on the server, its own transaction: a tab closed
+    // half-way keeps the files that finished, whole, and nothing of the others.
+    const queue = items.filter((i) => i.state === 'ready')
+    const counts = { added: 0, replaced: 0, unchanged: 0, failed: 0 }
+    async function worker() {
+      for (let item = queue.shift(); item; item = queue.shift()) {
+        counts[await send(item, fields)] += 1
       }
     }
+    await Promise.all(Array.from({ length: Math.min(PARALLEL, queue.length) }, worker))
     setBusy(false)
-    if (added) {
-      toast.success(added === 1 ? 'One document added' : `${added} documents added`)
+    if (counts.added || counts.replaced) {
+      const said = [
+        counts.added ? `${counts.added} added` : '',
+        counts.replaced ? `${counts.replaced} replaced` : '',
+        counts.unchanged ? `${counts.unchanged} unchanged` : '',
+      ].filter(Boolean)
+      toast.success(`Documents: ${said.join(', ')}`)
       await invalidateDocuments()
     }
   }
@@ -261,9 +289,20 @@ function FilesForm({ defaultWorkspace, onClose }: { defaultWorkspace?: string | 
             className="font-medium text-primary underline underline-offset-4 focus-visible:ring-2 focus-visible:ring-ring focus-visible:outline-none"
           >
             choose files
+          </button>{' '}
+          or{' '}
+          <button
+            type="button"
+            onClick={() => folder.current?.click()}
+            className="font-medium text-primary underline underline-offset-4 focus-visible:ring-2 focus-visible:ring-ring focus-visible:outline-none"
+          >
+            a folder
           </button>
         </p>
-        <p className="text-xs text-muted-foreground">.md .txt .html .pdf .docx — several at once</p>
+        <p className="text-xs text-muted-foreground">
+          .md .txt .html .pdf .docx — several at once. A folder keeps its paths, so links between
+          its files work.
+        </p>
         <input
           ref={input}
           type="file"
@@ -273,6 +312,21 @@ function FilesForm({ defaultWorkspace, onClose }: { defaultWorkspace?: string | 
           accept={SUPPORTED.map((e) => `.${e}`).join(',')}
           onChange={(event) => {
             add(event.target.files)
+            event.target.value = ''
+          }}
+        />
+        <input
+          ref={(element) => {
+            folder.current = element
+            // Not in React's attribute types; every browser this app supports reads it.
+            element?.setAttribute('webkitdirectory', '')
+          }}
+          type="file"
+          multiple
+          className="sr-only"
+          aria-label="Folder to upload"
+          onChange={(event) => {
+            add(event.target.files, { fromFolder: true })
             event.target.value = ''
           }}
         />
@@ -292,7 +346,7 @@ function FilesForm({ defaultWorkspace, onClose }: { defaultWorkspace?: string | 
                 ) : (
                   <FileUp className="size-4 shrink-0 text-muted-foreground" aria-hidden="true" />
                 )}
-                <span className="min-w-0 flex-1 truncate font-medium">{item.file.name}</span>
+                <span className="min-w-0 flex-1 truncate font-medium">{sourceOf(item.file)}</span>
                 <span className="shrink-0 text-xs text-muted-foreground">{sizeLabel(item.file.size)}</span>
                 {item.state === 'ready' || item.state === 'failed' ? (
                   <button
@@ -315,7 +369,11 @@ function FilesForm({ defaultWorkspace, onClose }: { defaultWorkspace?: string | 
               ) : null}
               {item.state === 'done' && item.documentId ? (
                 <p className="text-xs text-muted-foreground">
-                  {item.unchanged ? 'Already here, unchanged. ' : 'Added. '}
+                  {item.unchanged
+                    ? 'Already here, unchanged. '
+                    : item.replaced
+                      ? `Replaced: now version ${item.version ?? ''}. `
+                      : 'Added. '}
                   <Link to={`/documents/${item.documentId}`} className="text-primary underline underline-offset-4" onClick={onClose}>
                     Open it
                   </Link>
@@ -327,6 +385,16 @@ function FilesForm({ defaultWorkspace, onClose }: { defaultWorkspace?: string | 
       ) : null}
 
       <CommonFields defaultWorkspace={defaultWorkspace} tagsError={tagsError} />
+      <Field
+        id="upload-existing"
+        label="A file you uploaded before"
+        hint="Found by its name (or its path in a folder) in the workspace. The same content is never added twice."
+      >
+        <NativeSelect id="upload-existing" name="existing" defaultValue="replace">
+          <option value="replace">Replace it: its document gets a new version</option>
+          <option value="keep">Keep both: add another document</option>
+        </NativeSelect>
+      </Field>
       <DialogFooter>
         <Button variant="outline" onClick={onClose}>
           {items.some((i) => i.state === 'done') && !ready ? 'Done' : 'Cancel'}

@@ -22,6 +22,22 @@ function chunksOf(content: string, starts: number[]) {
 }
 
 describe('renderMarkdown', () => {
+  it('points a resolved relative link at its document’s heading, and says plainly when one is not in the corpus', () => {
+    const container = html(
+      '[rollback](../ops/deploy.md#rollback) [notes](<my notes.md>) [gone](missing.md) [web](https://example.com)\n',
+      { links: new Map([['../ops/deploy.md#rollback', 'd1'], ['my notes.md', 'd2'], ['missing.md', null]]) },
+    )
+    const links = [...container.querySelectorAll('a')]
+    expect(links.map((a) => a.getAttribute('href'))).toEqual([
+      '/documents/d1#h-rollback',
+      '/documents/d2',
+      'https://example.com',
+    ])
+    const missing = container.querySelector('.missing-link')
+    expect(missing).toHaveTextContent('gone (not in the corpus)')
+    expect(missing).toHaveAttribute('title', 'Not in the corpus')
+  })
+
   it('drops raw HTML and script addresses rather than injecting them', () => {
     const container = html(
       '<script>alert(1)</script>\n\n<img src=x onerror="alert(2)">\n\n' +

@@ -27,6 +27,23 @@ export type PlacedChunk = {
 
 export type Rendered = { tree: Root; toc: TocEntry[] }
 
+/**
+ * Where the links of a document lead, as the server resolved them (`GET
+ * /api/documents/{id}/links`): keyed by `linkKey(href)`, the id of the document reached, or
+ * null when none is in the corpus (for this reader).
+ */
+export type ResolvedLinks = Map<string, string | null>
+
+/** A link's address compared as the server stored it: Markdown renders `my notes.md` as
+ *  `my%20notes.md`, so both sides are compared decoded. */
+export function linkKey(href: string): string {
+  try {
+    return decodeURI(href.trim())
+  } catch {
+    return href.trim()
+  }
+}
+
 const processor = unified()
   .use(remarkParse)
   .use(remarkGfm)
@@ -102,9 +119,30 @@ function visitElements(node: Root | Element, visit: (element: Element) => void):
   }
 }
 
-/** Heading ids (unique, `h-` prefixed so no id can clash with `chunk-…`), the contents, and
- *  the removal of unsafe addresses. */
-function decorate(tree: Root): TocEntry[] {
+/** A link to another document of the corpus: its viewer, at the heading the fragment names
+ *  (a heading's id is `h-` and its slug, as `decorate` gives it). */
+function documentAddress(id: string, href: string): string {
+  const hash = href.indexOf('#')
+  const fragment = hash >= 0 ? linkKey(href.slice(hash + 1)) : ''
+  return fragment ? `/documents/${id}#h-${slug(fragment)}` : `/documents/${id}`
+}
+
+/** A link whose document is not in the corpus: plain text that says so, not an address that
+ *  leads to "No page here". */
+function markMissing(element: Element): void {
+  element.tagName = 'span'
+  element.properties = { className: ['missing-link'], title: 'Not in the corpus' }
+  element.children.push({
+    type: 'element',
+    tagName: 'span',
+    properties: { className: ['missing-link-note'] },
+    children: [{ type: 'text', value: ' (not in the corpus)' }],
+  })
+}
+
+/** Heading ids (unique, `h-` prefixed so no id can clash with `chunk-…`), the contents, the
+ *  removal of unsafe addresses, and links to other documents pointed at their viewer. */
+function decorate(tree: Root, links: ResolvedLinks): TocEntry[] {
   const toc: TocEntry[] = []
   const used = new Map<string, number>()
   visitElements(tree, (element) => {
@@ -125,7 +163,13 @@ function decorate(tree: Root): TocEntry[] {
       }
     }
     if (element.tagName === 'a' && typeof element.properties.href === 'string') {
-      if (/^https?:/i.test(element.properties.href)) {
+      const href = element.properties.href
+      const key = linkKey(href)
+      if (links.has(key)) {
+        const id = links.get(key)
+        if (id) element.properties.href = documentAddress(id, href)
+        else markMissing(element)
+      } else if (/^https?:/i.test(href)) {
         element.properties.rel = ['noopener', 'noreferrer', 'nofollow']
         element.properties.target = '_blank'
       }
@@ -219,11 +263,11 @@ function dropRepeatedTitle(tree: Root, title: string): void {
 
 export function renderMarkdown(
   content: string,
-  options: { chunks?: PlacedChunk[]; seams?: boolean; title?: string } = {},
+  options: { chunks?: PlacedChunk[]; seams?: boolean; title?: string; links?: ResolvedLinks } = {},
 ): Rendered {
   const tree = processor.runSync(processor.parse(content))
   if (options.title) dropRepeatedTitle(tree, options.title)
-  const toc = decorate(tree)
+  const toc = decorate(tree, options.links ?? new Map<string, string | null>())
   sectionize(tree, options.chunks ?? [], options.seams ?? false)
   return { tree, toc }
 }
