@@ -4,8 +4,8 @@ on when the page closes and its turn lands in the chat (ADR 0030).
 A nullable column without a default (no rewrite) and an index on a table of a few rows per
 person's running research.
 
-Revision ID: 0018
-Revises: 0014
+Revision ID: 0016
+Revises: 0015
 Create Date: 2026-12-06 06:00:00.000000
 """
 
@@ -15,8 +15,8 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
-revision: str = "0018"
-down_revision: str | None = "0014"
+revision: str = "0016"
+down_revision: str | None = "0015"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
