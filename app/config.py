@@ -58,6 +58,14 @@ class Settings(BaseSettings):
 
     database_url: str = Field(default="", validation_alias="DATABASE_URL")
     database_read_url: str = Field(default="", validation_alias="DATABASE_READ_URL")
+    # With a replica (docs/adr/0032): reads fall back to the primary while it has not replayed
+    # what the primary had written this many seconds ago, and its state is checked this often.
+    replica_max_lag_s: float = Field(
+        default=10.0, gt=0, le=3600, validation_alias="CORPUS_REPLICA_MAX_LAG_S"
+    )
+    replica_check_s: float = Field(
+        default=2.0, gt=0, le=600, validation_alias="CORPUS_REPLICA_CHECK_S"
+    )
     # The most connections one process opens to PostgreSQL (per engine). A request holds at
     # most one at a time, so this bounds the requests in the database at once, not the requests.
     db_max_connections: int = Field(

@@ -202,7 +202,11 @@ def create_app(
         signer = CookieSigner(secret_key)
         url = await asyncio.to_thread(embedded.resolve_url, settings)
         db = Database(
-            url, settings.database_read_url or None, max_connections=settings.db_max_connections
+            url,
+            settings.database_read_url or None,
+            max_connections=settings.db_max_connections,
+            replica_max_lag_s=settings.replica_max_lag_s,
+            replica_check_s=settings.replica_check_s,
         )
         try:
             await system_service.ensure_embedding_model(db, settings)
@@ -250,15 +254,17 @@ def create_app(
                 ),
                 name="cache invalidation",
             )
+            background = [pruning, warming, listening]
+            if db.replica is not None:
+                background.append(asyncio.create_task(db.replica.watch(), name="replica watch"))
             try:
                 # The MCP SDK's session manager: stateless, but it still owns a task group.
                 async with mcp_door.server.session_manager.run():
                     yield
             finally:
-                pruning.cancel()
-                warming.cancel()
-                listening.cancel()
-                await asyncio.gather(pruning, warming, listening, return_exceptions=True)
+                for task in background:
+                    task.cancel()
+                await asyncio.gather(*background, return_exceptions=True)
         finally:
             await jobs.aclose()
             await routing_state.aclose()

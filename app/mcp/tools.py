@@ -168,10 +168,12 @@ class Tools:
     ) -> SearchResult:
         """Search the corpus (hybrid: meaning and keywords). Each hit says why it ranked."""
         principal = caller()
-        async with self._writing() as (conn, current):
-            request = SearchRequest(
-                query=query, workspaces=workspaces, tags=tags, top_k=top_k, mode=mode
-            )
+        request = SearchRequest(
+            query=query, workspaces=workspaces, tags=tags, top_k=top_k, mode=mode
+        )
+        async with self._writing() as (conn, current), current.db.replica_read() as replica:
+            # Ranked on the replica when one may serve the caller (docs/adr/0032).
+            side = current.db.side_reads if replica is None else current.db.replica_side_reads
             return await search_service.search(
                 conn,
                 principal,
@@ -179,7 +181,8 @@ class Tools:
                 current.settings,
                 request,
                 door=DOOR,
-                side=current.db.side_reads,
+                side=side,
+                reads=replica,
             )
 
     @_listed("Upload a document", ADDS)

@@ -118,16 +118,19 @@ async def search(
     door: Door = "api",
     document_ids: list[UUID] | None = None,
     side: SideReads | None = None,
+    reads: ReadConnection | None = None,
 ) -> SearchResult:
     """Search every workspace the caller may see (or the ones asked for; or only the documents
-    `document_ids`) and record the question. `side`: as for `rank`.
+    `document_ids`) and record the question on `conn`. `side`: as for `rank`; `reads`: where to
+    rank, when not on `conn` (a replica's connection, docs/adr/0032).
 
     Raises:
         ValidationFailed: a blank or too long query, or an unknown workspace.
     """
     started = time.perf_counter()
+    ranking = conn if reads is None else reads
     hits = await rank(
-        conn, principal, embedder, settings, request, document_ids=document_ids, side=side
+        ranking, principal, embedder, settings, request, document_ids=document_ids, side=side
     )
     similarities = [hit.similarity for hit in hits if hit.similarity is not None]
     found = len(hits)
@@ -135,7 +138,7 @@ async def search(
         # Emptied by its filters, a search is not a gap when the caller's whole scope answers
         # it: the documentation exists, the filters left it out.
         unfiltered = request.model_copy(update={"workspaces": None, "tags": None, "top_k": 1})
-        found = len(await rank(conn, principal, embedder, settings, unfiltered, side=side))
+        found = len(await rank(ranking, principal, embedder, settings, unfiltered, side=side))
     await record_question(
         conn,
         principal,
