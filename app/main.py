@@ -38,6 +38,7 @@ from app.middleware import (
     UnavailableMiddleware,
 )
 from app.oauth.documents import ClientDocuments
+from app.observe import tracing
 from app.people.passwords import Hasher
 from app.rag.embeddings import Embedder, EmbeddingError, make_embedder
 from app.rag.embeddings.timed import TimedEmbedder
@@ -200,6 +201,9 @@ def create_app(
         # Generated on first start and kept in the data folder, so every process shares it.
         secret_key = settings.resolved_secret_key()
         signer = CookieSigner(secret_key)
+        traced = bool(settings.traces_url)
+        if traced:
+            tracing.configure(settings.traces_url, service_name=settings.otel_service_name)
         url = await asyncio.to_thread(embedded.resolve_url, settings)
         db = Database(
             url,
@@ -274,6 +278,8 @@ def create_app(
             await db.dispose()
             if not settings.database_url:
                 await asyncio.to_thread(embedded.release, settings.data_dir)
+            if traced:
+                tracing.shutdown()
 
     app = FastAPI(
         title="Corpus",

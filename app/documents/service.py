@@ -42,6 +42,7 @@ from app.documents.worker import Converter
 from app.errors import NotFound, TooLarge, ValidationFailed
 from app.kit.paging import decode_cursor, keyset_page
 from app.kit.updates import changes
+from app.observe import tracing
 from app.rag import index
 from app.rag.chunking import ChunkPiece
 from app.rag.embeddings.base import Embedder
@@ -82,12 +83,18 @@ async def _embed(embedder: Embedder, title: str, content: str) -> _Indexed:
     # failure leaves nothing to undo.
     # Off the event loop: the local model's tokenizer measures every block (tens of
     # milliseconds for a long document).
-    pieces = await asyncio.to_thread(index.chunk, content, title=title, embedder=embedder)
+    with tracing.span("ingest.chunk", {"corpus.ingest.chars": len(content)}) as current:
+        pieces = await asyncio.to_thread(index.chunk, content, title=title, embedder=embedder)
+        current.set_attribute("corpus.ingest.chunks", len(pieces))
     if not pieces:
         raise ValidationFailed("content: the document has no text to index")
-    vectors = await embedder.embed_passages(
-        [index.embedding_text(title, piece.heading_path, piece.text, embedder) for piece in pieces]
-    )
+    with tracing.span("ingest.embed", {"corpus.ingest.chunks": len(pieces)}):
+        vectors = await embedder.embed_passages(
+            [
+                index.embedding_text(title, piece.heading_path, piece.text, embedder)
+                for piece in pieces
+            ]
+        )
     return _Indexed(pieces, vectors)
 
 
@@ -100,15 +107,17 @@ async def _write_chunks(
     private_owner_id: UUID | None,
     title: str,
 ) -> None:
-    await index.insert_chunks(
-        conn,
-        document_id=document_id,
-        workspace_id=workspace_id,
-        private_owner_id=private_owner_id,
-        title=title,
-        pieces=indexed.pieces,
-        vectors=indexed.vectors,
-    )
+    chunks = len(indexed.pieces)
+    with tracing.span("ingest.index", {"corpus.ingest.chunks": chunks}):
+        await index.insert_chunks(
+            conn,
+            document_id=document_id,
+            workspace_id=workspace_id,
+            private_owner_id=private_owner_id,
+            title=title,
+            pieces=indexed.pieces,
+            vectors=indexed.vectors,
+        )
 
 
 def _meta(document: DocumentWithContent) -> Document:
@@ -143,6 +152,23 @@ async def create(
         Forbidden: the role may not add documents. ValidationFailed: unknown workspace, empty
         content, or a private document without an owner. TooLarge: over the length limit.
     """
+    with tracing.span("ingest", {"corpus.ingest.media_type": media_type}) as current:
+        created = await _create(conn, principal, embedder, settings, data, media_type, derived_from)
+        current.set_attribute("corpus.document_id", str(created.id))
+        current.set_attribute("corpus.ingest.unchanged", created.unchanged)
+        current.set_attribute("corpus.ingest.chunks", created.chunk_count)
+        return created
+
+
+async def _create(
+    conn: WriteConnection,
+    principal: Principal,
+    embedder: Embedder,
+    settings: Settings,
+    data: DocumentCreate,
+    media_type: str,
+    derived_from: Sequence[UUID] | None,
+) -> DocumentCreated:
     _require_editor(principal)
     _check_length(settings, data.content)
     if data.visibility == "private" and principal.user_id is None:

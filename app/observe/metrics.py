@@ -17,6 +17,8 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from app.observe import tracing
+
 REGISTRY = CollectorRegistry(auto_describe=True)
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -205,9 +207,11 @@ def asking_pool(pool: Any, engine: str) -> None:
 
 @contextmanager
 def search_part(mode: str, part: str) -> Iterator[None]:
+    """Time a search's part, and trace it as a span of its own (`search.<part>`)."""
     started = time.perf_counter()
     try:
-        yield
+        with tracing.span(f"search.{part}", {"corpus.search.mode": mode}):
+            yield
     finally:
         SEARCH_PART_SECONDS.labels(mode, part).observe(time.perf_counter() - started)
 
