@@ -10,19 +10,20 @@ import asyncio
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any, Literal
 from uuid import UUID
 
 import numpy as np
 from pydantic import ValidationError
 
-from app.access.principal import Principal
+from app.access.principal import LOCAL_ADMIN, Principal
 from app.audit import service as audit
 from app.config import Settings
 from app.db.engine import ReadConnection, ShortTransaction, WriteConnection
 from app.documents import queries
 from app.documents.convert import clean_title
+from app.documents.files import SAMPLE_TAGS, SAMPLE_WORKSPACE
 from app.documents.schemas import (
     Chunk,
     ChunkPreview,
@@ -36,6 +37,7 @@ from app.documents.schemas import (
     DocumentWithContent,
     LinkingDocument,
     RelatedDocument,
+    SampleLoaded,
     Visibility,
 )
 from app.documents.worker import Converter
@@ -651,3 +653,45 @@ async def ingest_file(
         conn, principal, embedder, settings, existing, DocumentUpdate(content=content, tags=tags)
     )
     return "updated", updated
+
+
+async def load_sample(
+    conn: WriteConnection,
+    principal: Principal,
+    embedder: Embedder,
+    settings: Settings,
+    converter: Converter,
+    files: Sequence[Path],
+) -> SampleLoaded:
+    """Load the sample documents (`corpus seed`'s) into their workspace, as the operator's
+    command does: owned by no one, for everyone, so that the command and the web app's button
+    find each other's documents unchanged. All in the caller's transaction: a file that fails
+    leaves nothing loaded.
+
+    Raises:
+        Forbidden: the caller is not an admin (it creates a workspace and writes for no owner).
+        As `ingest_file` for a file that cannot be loaded.
+    """
+    principal.require("workspaces.manage", "only admins load the sample documents")
+    _id, created = await workspaces_service.ensure_workspace(conn, principal, SAMPLE_WORKSPACE)
+    counts: dict[IngestOutcome, int] = {"added": 0, "updated": 0, "unchanged": 0}
+    chunks = 0
+    for path in files:
+        data = await asyncio.to_thread(path.read_bytes)
+        outcome, document = await ingest_file(
+            conn,
+            LOCAL_ADMIN,
+            embedder,
+            settings,
+            converter=converter,
+            data=data,
+            source=str(path.resolve()),
+            workspace=SAMPLE_WORKSPACE,
+            visibility="org",
+            tags=SAMPLE_TAGS,
+        )
+        counts[outcome] += 1
+        chunks += document.chunk_count if outcome != "unchanged" else 0
+    return SampleLoaded(
+        workspace=SAMPLE_WORKSPACE, created_workspace=created, chunks=chunks, **counts
+    )
