@@ -2,7 +2,8 @@
 annotated: its agents get no tool that writes): each run is a job in PostgreSQL,
 owned by the caller and leased to this process, which renews the lease while it works. Any
 replica answers `research_result` from the table; a job whose process died stops being renewed
-and is marked failed, with the reason, by whoever reads it next (or by housekeeping)."""
+and is marked failed, with the reason, by whoever reads it next (or by housekeeping, which at a
+process's start also fails at once the jobs of this host's processes that are gone)."""
 
 from __future__ import annotations
 
