@@ -141,8 +141,8 @@ def _seed(_args: argparse.Namespace) -> int:
     files = sample_files()
     if files is None:
         print(
-            f"corpus: the sample corpus (README.md and docs/ beside the app) is not installed "
-            f"in {PROJECT_ROOT}",
+            f"corpus: the sample corpus (README.md and docs/) is neither beside the app in "
+            f"{PROJECT_ROOT} nor in the working folder {Path.cwd()}",
             file=sys.stderr,
         )
         return 1

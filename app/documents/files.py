@@ -13,7 +13,7 @@ from app.documents.convert import SUPPORTED_SUFFIXES
 # image and deploy.sh's copy all have it), in a workspace of its own.
 SAMPLE_WORKSPACE = "sample"
 SAMPLE_TAGS = ["sample"]
-SAMPLE_SOURCES = (PROJECT_ROOT / "README.md", PROJECT_ROOT / "docs")
+SAMPLE_NAMES = ("README.md", "docs")
 
 
 def walk(paths: Sequence[Path]) -> Iterator[Path]:
@@ -29,8 +29,18 @@ def walk(paths: Sequence[Path]) -> Iterator[Path]:
             yield path
 
 
+def sample_sources() -> list[Path] | None:
+    """Where the sample corpus is: beside the `app` package in a checkout, else in the working
+    folder (the image installs the package into site-packages and runs in /srv/corpus, which
+    holds README.md and docs/, as migrations find alembic.ini there); None when in neither."""
+    for root in (PROJECT_ROOT, Path.cwd()):
+        sources = [root / name for name in SAMPLE_NAMES]
+        if all(source.exists() for source in sources):
+            return sources
+    return None
+
+
 def sample_files() -> list[Path] | None:
-    """The sample corpus's files; None when it is not installed beside the code."""
-    if not all(source.exists() for source in SAMPLE_SOURCES):
-        return None
-    return list(walk(SAMPLE_SOURCES))
+    """The sample corpus's files; None when it is not installed."""
+    sources = sample_sources()
+    return list(walk(sources)) if sources is not None else None
