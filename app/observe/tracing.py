@@ -8,7 +8,7 @@ per ingest (embedding and index writes apart). Their attributes are chosen by th
 be ids, counts, names of routes, modes and outcomes: never a secret, a question or a document's
 text, as in the JSON log lines (app/logs.py).
 
-Off, `span` costs a no-op tracer's call. The provider is this module's own, not only the
+Off, `span` costs a check of a module variable. The provider is this module's own, not only the
 global one: a process sets the global provider once, and tests build many apps.
 """
 
@@ -81,7 +81,11 @@ def enabled() -> bool:
 @contextmanager
 def span(name: str, attributes: Mapping[str, Value | None] | None = None) -> Iterator[Span]:
     """A span for the block, a child of the current one; an exception marks it failed (with
-    the exception's type only: its message may quote what a caller sent)."""
+    the exception's type only: its message may quote what a caller sent). Off, a span that
+    records nothing, and the context is left alone."""
+    if _provider is None:
+        yield trace.INVALID_SPAN
+        return
     with _tracer.start_as_current_span(
         name, record_exception=False, set_status_on_exception=False
     ) as current:
