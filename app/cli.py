@@ -90,7 +90,7 @@ def _migrate(_args: argparse.Namespace) -> int:
 
 
 def _ingest(args: argparse.Namespace) -> int:
-    from app.bench.ingest import walk
+    from app.documents.files import walk
     from app.logs import configure_logging
 
     settings = _settings()
@@ -131,28 +131,22 @@ def _ingest_files(settings: Settings, files: list[Path], workspace: str, tags: l
     return 1 if report.failures else 0
 
 
-# The sample corpus: the project's own documentation, installed with the code (the checkout, the
-# image and deploy.sh's copy all have it).
-SAMPLE_WORKSPACE = "sample"
-
-
 def _seed(_args: argparse.Namespace) -> int:
-    from app.bench.ingest import walk
     from app.db.migrate import PROJECT_ROOT
+    from app.documents.files import SAMPLE_TAGS, SAMPLE_WORKSPACE, sample_files
     from app.logs import configure_logging
 
     settings = _settings()
     configure_logging("WARNING")
-    sources = [PROJECT_ROOT / "README.md", PROJECT_ROOT / "docs"]
-    if not all(source.exists() for source in sources):
+    files = sample_files()
+    if files is None:
         print(
-            f"corpus: the sample corpus (README.md and docs/ beside the app) is not installed "
-            f"in {PROJECT_ROOT}",
+            f"corpus: the sample corpus (README.md and docs/) is neither beside the app in "
+            f"{PROJECT_ROOT} nor in the working folder {Path.cwd()}",
             file=sys.stderr,
         )
         return 1
-    files = list(walk(sources))
-    code = _ingest_files(settings, files, SAMPLE_WORKSPACE, ["sample"])
+    code = _ingest_files(settings, files, SAMPLE_WORKSPACE, SAMPLE_TAGS)
     print(f"the sample corpus is in workspace `{SAMPLE_WORKSPACE}`: search or ask it")
     return code
 

@@ -58,6 +58,14 @@ class Settings(BaseSettings):
 
     database_url: str = Field(default="", validation_alias="DATABASE_URL")
     database_read_url: str = Field(default="", validation_alias="DATABASE_READ_URL")
+    # With a replica (docs/adr/0032): reads fall back to the primary while it has not replayed
+    # what the primary had written this many seconds ago, and its state is checked this often.
+    replica_max_lag_s: float = Field(
+        default=10.0, gt=0, le=3600, validation_alias="CORPUS_REPLICA_MAX_LAG_S"
+    )
+    replica_check_s: float = Field(
+        default=2.0, gt=0, le=600, validation_alias="CORPUS_REPLICA_CHECK_S"
+    )
     # The most connections one process opens to PostgreSQL (per engine). A request holds at
     # most one at a time, so this bounds the requests in the database at once, not the requests.
     db_max_connections: int = Field(
@@ -84,6 +92,24 @@ class Settings(BaseSettings):
     # Set: GET /metrics answers Prometheus text to `Authorization: Bearer <token>` (401
     # otherwise); empty: there is no /metrics (404).
     metrics_token: SecretStr | None = Field(default=None, validation_alias="CORPUS_METRICS_TOKEN")
+    # OpenTelemetry traces (app/observe/tracing.py), by the standard variables: off unless an
+    # OTLP endpoint is set. Only OTLP over HTTP with protobuf is exported.
+    otel_exporter_otlp_endpoint: str = Field(
+        default="", validation_alias="OTEL_EXPORTER_OTLP_ENDPOINT"
+    )
+    otel_exporter_otlp_traces_endpoint: str = Field(
+        default="", validation_alias="OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+    )
+    otel_exporter_otlp_protocol: Literal["http/protobuf"] = Field(
+        default="http/protobuf", validation_alias="OTEL_EXPORTER_OTLP_PROTOCOL"
+    )
+    otel_traces_exporter: Literal["otlp", "none"] = Field(
+        default="otlp", validation_alias="OTEL_TRACES_EXPORTER"
+    )
+    otel_sdk_disabled: bool = Field(default=False, validation_alias="OTEL_SDK_DISABLED")
+    otel_service_name: str = Field(
+        default="corpus", min_length=1, validation_alias="OTEL_SERVICE_NAME"
+    )
 
     embeddings_provider: EmbeddingsProvider = Field(
         default="local", validation_alias="EMBEDDINGS_PROVIDER"
@@ -279,7 +305,13 @@ class Settings(BaseSettings):
         return f"postgresql+asyncpg://{rest}"
 
     @field_validator(
-        "public_url", "oidc_issuer", "openai_base_url", "gemini_base_url", "anthropic_base_url"
+        "public_url",
+        "oidc_issuer",
+        "openai_base_url",
+        "gemini_base_url",
+        "anthropic_base_url",
+        "otel_exporter_otlp_endpoint",
+        "otel_exporter_otlp_traces_endpoint",
     )
     @classmethod
     def _http_url(cls, value: str) -> str:
@@ -373,6 +405,18 @@ class Settings(BaseSettings):
         if self.openai_api_key or self.openai_base_url:
             return "openai"
         return "none"
+
+    @property
+    def traces_url(self) -> str:
+        """Where spans go: the traces endpoint as set, else the OTLP endpoint with the signal's
+        path (as the OpenTelemetry specification says); empty when tracing is off."""
+        if self.otel_sdk_disabled or self.otel_traces_exporter == "none":
+            return ""
+        if self.otel_exporter_otlp_traces_endpoint:
+            return self.otel_exporter_otlp_traces_endpoint
+        if self.otel_exporter_otlp_endpoint:
+            return self.otel_exporter_otlp_endpoint.rstrip("/") + "/v1/traces"
+        return ""
 
     @property
     def max_upload_bytes(self) -> int:

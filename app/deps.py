@@ -152,6 +152,22 @@ async def read_connection(
         yield conn
 
 
+async def primary_read_connection(
+    request: Request, _caller: Annotated[Caller, Depends(resolve_caller)]
+) -> AsyncIterator[ReadConnection]:
+    async with get_resources(request).db.read_primary() as conn:
+        yield conn
+
+
+@dataclass(frozen=True, slots=True)
+class SearchReads:
+    """Where a search ranks: a replica's connection (None: on the request's own) and the side
+    connections that run beside it (ADR 0015, ADR 0032)."""
+
+    conn: ReadConnection | None
+    side: SideReads | None
+
+
 def side_reads(request: Request) -> SideReads | None:
     """Second read connections, for a statement that runs beside the request's own (ADR 0015)."""
     return get_resources(request).db.side_reads
@@ -250,6 +266,22 @@ ShortTx = Annotated[ShortTransaction, Depends(short_transaction)]
 WriteConn = Annotated[WriteConnection, Depends(write_connection, scope="function")]
 ReadConn = Annotated[ReadConnection, Depends(read_connection, scope="function")]
 AppSideReads = Annotated[SideReads | None, Depends(side_reads)]
+# A read that must see every commit, another caller's too: on the primary even with a replica.
+PrimaryReadConn = Annotated[ReadConnection, Depends(primary_read_connection, scope="function")]
+
+
+async def search_reads(
+    request: Request,
+    _caller: Annotated[Caller, Depends(resolve_caller)],
+    side: AppSideReads,
+) -> AsyncIterator[SearchReads]:
+    """A search's ranking on the replica when it may serve the caller (docs/adr/0032)."""
+    db = get_resources(request).db
+    async with db.replica_read() as replica:
+        yield SearchReads(replica, side if replica is None else db.replica_side_reads)
+
+
+ReplicaReads = Annotated[SearchReads, Depends(search_reads, scope="function")]
 AppEmbedder = Annotated[Embedder, Depends(get_embedder)]
 AppRouting = Annotated[RoutingState, Depends(get_routing)]
 # The caller must be signed in (cookie or API key) and free of a temporary password.

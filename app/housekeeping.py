@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
+
+import psutil
 
 from app.asking import records
 from app.db.engine import Database
@@ -32,6 +35,10 @@ async def prune_expired(db: Database) -> dict[str, int]:
         counts |= await oauth.prune_expired(conn)
         # Not deleted: marked failed, so that their owner learns why (research_result).
         counts["abandoned research jobs"] = await records.fail_abandoned_jobs(conn)
+        # At a restart after a kill, at once rather than when their leases run out.
+        counts["research jobs of dead processes"] = await records.fail_jobs_of_dead_processes(
+            conn, socket.gethostname(), psutil.pid_exists
+        )
     return counts
 
 

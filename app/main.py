@@ -38,6 +38,7 @@ from app.middleware import (
     UnavailableMiddleware,
 )
 from app.oauth.documents import ClientDocuments
+from app.observe import tracing
 from app.people.passwords import Hasher
 from app.rag.embeddings import Embedder, EmbeddingError, make_embedder
 from app.rag.embeddings.timed import TimedEmbedder
@@ -200,9 +201,16 @@ def create_app(
         # Generated on first start and kept in the data folder, so every process shares it.
         secret_key = settings.resolved_secret_key()
         signer = CookieSigner(secret_key)
+        traced = bool(settings.traces_url)
+        if traced:
+            tracing.configure(settings.traces_url, service_name=settings.otel_service_name)
         url = await asyncio.to_thread(embedded.resolve_url, settings)
         db = Database(
-            url, settings.database_read_url or None, max_connections=settings.db_max_connections
+            url,
+            settings.database_read_url or None,
+            max_connections=settings.db_max_connections,
+            replica_max_lag_s=settings.replica_max_lag_s,
+            replica_check_s=settings.replica_check_s,
         )
         try:
             await system_service.ensure_embedding_model(db, settings)
@@ -250,15 +258,17 @@ def create_app(
                 ),
                 name="cache invalidation",
             )
+            background = [pruning, warming, listening]
+            if db.replica is not None:
+                background.append(asyncio.create_task(db.replica.watch(), name="replica watch"))
             try:
                 # The MCP SDK's session manager: stateless, but it still owns a task group.
                 async with mcp_door.server.session_manager.run():
                     yield
             finally:
-                pruning.cancel()
-                warming.cancel()
-                listening.cancel()
-                await asyncio.gather(pruning, warming, listening, return_exceptions=True)
+                for task in background:
+                    task.cancel()
+                await asyncio.gather(*background, return_exceptions=True)
         finally:
             await jobs.aclose()
             await routing_state.aclose()
@@ -268,6 +278,8 @@ def create_app(
             await db.dispose()
             if not settings.database_url:
                 await asyncio.to_thread(embedded.release, settings.data_dir)
+            if traced:
+                tracing.shutdown()
 
     app = FastAPI(
         title="Corpus",

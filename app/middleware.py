@@ -21,7 +21,7 @@ from app.config import Settings
 from app.db.availability import DATABASE_UNREACHABLE, unreachable
 from app.errors import error_body, oauth_error_body
 from app.logs import Caller, event, request_caller, request_id
-from app.observe import metrics
+from app.observe import metrics, tracing
 
 logger = logging.getLogger("corpus.access")
 unavailable_logger = logging.getLogger("corpus.unavailable")
@@ -60,8 +60,26 @@ class RequestIdMiddleware:
                 MutableHeaders(scope=message).append(REQUEST_ID_HEADER, rid)
             await send(message)
 
+        method = scope["method"]
+        traced = tracing.span(method, {"http.request.method": method, "corpus.request_id": rid})
         try:
-            await self.app(scope, receive, send_with_id)
+            with tracing.incoming(scope["headers"]), traced as current:
+                try:
+                    await self.app(scope, receive, send_with_id)
+                finally:
+                    # The route's template, never the path: a path may name a document or a
+                    # consent transaction, and the query string may carry codes.
+                    route = route_template(scope)
+                    current.update_name(f"{method} {route}")
+                    tracing.set_attributes(
+                        current,
+                        {
+                            "http.route": route,
+                            "http.response.status_code": status,
+                            "corpus.principal_id": caller.id,
+                            "corpus.principal_kind": caller.kind,
+                        },
+                    )
         finally:
             elapsed = time.perf_counter() - started
             # The path only: query strings may carry codes or tokens (OAuth redirects). Written

@@ -28,6 +28,8 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,6 +62,12 @@ MIX = (
     ("sign_in", 15),
 )
 TOPICS = ["deploy", "rollback", "backup", "restore", "oncall", "cache", "search", "metrics"]
+# A research question the scripted model never answers: the job is still running on the second
+# process when `--fault kill-app` kills it.
+HELD = "held-research"
+# The processes' research leases, short: a killed process's job is marked failed seconds after
+# the kill, when it is next read (DEEP_RESEARCH_LEASE_S).
+LEASE_S = 3
 
 
 def _respond(body: dict[str, Any]) -> Turn:
@@ -67,6 +75,45 @@ def _respond(body: dict[str, Any]) -> Turn:
     if body["messages"][-1]["role"] == "tool":
         return Turn(text="Roll back with make rollback, then watch the error rate [1].")
     return Turn(tool="search_corpus", args={"query": "roll back a deploy"})
+
+
+def _holding(inner: Any, held: asyncio.Event, arrived: asyncio.Event) -> Any:
+    """The scripted model's app, except that a request about the `HELD` question waits for
+    `held` (the end of the run) before it is answered."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await inner(scope, receive, send)
+            return
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        if HELD.encode() in body:
+            arrived.set()
+            await held.wait()
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await inner(scope, replay, send)
+
+    return app
+
+
+@asynccontextmanager
+async def _releasing(held: asyncio.Event) -> AsyncIterator[None]:
+    """Answer the held question at the end, so that the model's server can stop."""
+    try:
+        yield
+    finally:
+        held.set()
 
 
 @dataclass
@@ -98,6 +145,7 @@ class Fault:
     recovered: float | None = None  # the first success after the end
     dead: set[int] = field(default_factory=set)  # the killed processes' indexes
     happened: asyncio.Event = field(default_factory=asyncio.Event)
+    research_job: str | None = None  # running on the killed process when it died
 
 
 @dataclass
@@ -238,10 +286,42 @@ async def _client_loop(
                 tally.errors.append(result.error)
 
 
-async def _inject(fault: Fault, tally: Tally, data: Path, servers: list[Any]) -> None:
-    """Wait until `fault.after_requests` requests are done, then break something."""
+async def _mcp_tool(base: str, key: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """One MCP tool call as raw JSON-RPC; its structured result."""
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
+    headers = {"Authorization": f"Bearer {key}", **MCP_HEADERS}
+    async with httpx.AsyncClient(base_url=base, timeout=60) as http:
+        reply = await http.post("/mcp", json=call, headers=headers)
+    reply.raise_for_status()
+    result: dict[str, Any] = reply.json()["result"]
+    if result.get("isError"):
+        raise RuntimeError(f"{name}: {result}")
+    structured: dict[str, Any] = result["structuredContent"]
+    return structured
+
+
+async def _inject(
+    fault: Fault,
+    tally: Tally,
+    data: Path,
+    servers: list[Any],
+    research: tuple[str, str, asyncio.Event] | None = None,
+) -> None:
+    """Wait until `fault.after_requests` requests are done, then break something. Before a
+    kill, `research` (the doomed process's URL, a key, and the model's "the held question
+    arrived") starts a deep research job there that is still running when the process dies."""
     while tally.requests < fault.after_requests and time.monotonic() < fault.at_latest:
         await asyncio.sleep(0.05)
+    if fault.kind == "kill-app" and research is not None:
+        base, key, arrived = research
+        started = await _mcp_tool(base, key, "deep_research", {"question": f"{HELD}: why?"})
+        fault.research_job = started["job_id"]
+        await asyncio.wait_for(arrived.wait(), timeout=60)  # running: its model call is held
     fault.started = time.monotonic()
     if fault.kind == "restart-postgres":
         # As the embedded package runs it: as its own system user when we are root.
@@ -257,6 +337,21 @@ async def _inject(fault: Fault, tally: Tally, data: Path, servers: list[Any]) ->
         servers[1].kill()
     fault.ended = time.monotonic()
     fault.happened.set()
+
+
+async def _abandoned(base: str, key: str, job_id: str, within_s: float = 60) -> dict[str, Any]:
+    """What `research_result` says of the killed process's job, read on the live process until
+    it is no longer running (its lease runs out `LEASE_S` after the kill)."""
+    started = time.monotonic()
+    while True:
+        result = await _mcp_tool(base, key, "research_result", {"job_id": job_id})
+        if result["status"] != "running" or time.monotonic() - started > within_s:
+            return {
+                "status": result["status"],
+                "answer": result["answer"],
+                "failed_after_s": round(time.monotonic() - started, 1),
+            }
+        await asyncio.sleep(0.5)
 
 
 async def _verify(base: str, admin_key: str, acknowledged: list[str]) -> list[str]:
@@ -329,14 +424,18 @@ async def run(
 ) -> dict[str, Any]:
     data = Path(tempfile.mkdtemp(prefix="corpus-load-", dir="/tmp"))
     provider = ScriptedServer([Turn(text="unused")], respond=_respond)
+    held, arrived = asyncio.Event(), asyncio.Event()
     sock, provider_url = listening_socket()
     servers: list[subprocess.Popen[bytes]] = []
+    research: dict[str, Any] | None = None
     try:
-        async with serving(provider.app(), sock, lifespan="off"):
+        model = _holding(provider.app(), held, arrived)
+        async with serving(model, sock, lifespan="off"), _releasing(held):
             ports = (free_port(), free_port())
             bases = (f"http://127.0.0.1:{ports[0]}", f"http://127.0.0.1:{ports[1]}")
             logs = (data / "serve-extractive.log", data / "serve-model.log")
-            servers.append(_serve(data, ports[0], logs[0], ANSWER_PROVIDER="none"))
+            leases = {"DEEP_RESEARCH_LEASE_S": str(LEASE_S)}
+            servers.append(_serve(data, ports[0], logs[0], ANSWER_PROVIDER="none", **leases))
             await asyncio.to_thread(wait_until_ready, f"{bases[0]}/readyz", servers[0], logs[0])
             servers.append(
                 _serve(
@@ -347,6 +446,9 @@ async def run(
                     OPENAI_BASE_URL=f"{provider_url}/v1",
                     OPENAI_API_KEY="scripted",
                     ANSWER_MODEL="scripted",
+                    # deep_research answers with the job's id at once.
+                    DEEP_RESEARCH_WAIT_S="0",
+                    **leases,
                 )
             )
             await asyncio.to_thread(wait_until_ready, f"{bases[1]}/readyz", servers[1], logs[1])
@@ -385,7 +487,9 @@ async def run(
                     at_latest=started + seconds * 0.4,
                 )
             injecting = (
-                asyncio.create_task(_inject(fault, tally, data, servers))
+                asyncio.create_task(
+                    _inject(fault, tally, data, servers, (bases[1], admin_key, arrived))
+                )
                 if fault is not None
                 else None
             )
@@ -403,6 +507,10 @@ async def run(
                 await asyncio.gather(injecting, return_exceptions=True)
             missing = await _verify(bases[0], admin_key, tally.acknowledged)
             tally.errors.extend(f"acknowledged document missing: {m}" for m in missing)
+            if fault is not None and fault.research_job is not None:
+                research = await _abandoned(bases[0], admin_key, fault.research_job)
+                if research["status"] != "failed":
+                    tally.errors.append(f"the killed process's research job: {research}")
     finally:
         for server in servers:
             server.terminate()
@@ -441,6 +549,10 @@ async def run(
             "clean_failures": len(tally.expected),
             "first_clean_failures": tally.expected[:3],
         }
+        if research is not None:
+            # The deep research job that was running on the killed process, as its owner
+            # reads it afterwards from the live one.
+            report["fault"]["research_job"] = research
     return report
 
 
@@ -482,6 +594,12 @@ def main() -> int:
             f"{fault['clean_failures']} clean failures, recovered "
             f"{fault['recovered_after_s']} s after it"
         )
+        if "research_job" in fault:
+            job = fault["research_job"]
+            print(
+                f"the killed process's research job: {job['status']} "
+                f"({job['failed_after_s']} s after the run): {job['answer']}"
+            )
     for error in report["first_errors"]:
         print(f"error: {error}", file=sys.stderr)
     return 1 if report["errors"] else 0

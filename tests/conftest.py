@@ -156,6 +156,7 @@ LONG_MODULES = (
     "tests/db/test_embedded.py",
     "tests/fuzz/test_openapi_fuzz.py",
     "tests/test_cli_retrieval.py",
+    "tests/db/test_replica.py",
     "tests/routing/test_replicas.py",
     "tests/mcp/test_stateless.py",
     "tests/routing/test_bench.py",

@@ -272,6 +272,7 @@ def in_test_transaction(app: FastAPI, conn: AsyncConnection) -> Iterator[None]:
 
     app.dependency_overrides[deps.write_connection] = write_connection
     app.dependency_overrides[deps.read_connection] = read_connection
+    app.dependency_overrides[deps.primary_read_connection] = read_connection
     app.dependency_overrides[deps.short_transaction] = lambda: savepoint
     # No second connection: it would not see the test's rows.
     app.dependency_overrides[deps.side_reads] = lambda: None

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import socket
+import subprocess
+import sys
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -16,6 +20,9 @@ from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app import housekeeping
+from app.asking import records
+from app.asking import service as asking_service
+from app.auth import service as auth_service
 from app.db.engine import Database, ReadConnection, WriteConnection
 from app.db.tables import oauth_authorizations, oauth_clients, oauth_codes, oauth_tokens, sessions
 from app.main import create_app
@@ -182,3 +189,44 @@ async def test_a_failed_run_is_logged_without_its_message_and_retried(
     assert len(messages) >= 2
     assert all(m.startswith("pruning expired rows failed (") for m in messages)
     assert not any("hunter2" in m for m in messages)
+
+
+async def test_a_restart_fails_the_research_jobs_of_this_hosts_dead_processes_at_once(
+    server_url: str, data_dir: Path
+) -> None:
+    url = await migrated_database(server_url, data_dir, "corpus_dead_jobs")
+    db = Database(url)
+    # A process that has exited: its pid is free (a killed `corpus serve`, as far as its jobs
+    # can tell).
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    host = socket.gethostname()
+    try:
+        async with db.write() as conn:
+            owner = await make_account(conn, "viewer")
+            principal = await auth_service.principal_from_api_key(conn, owner.key)
+            assert principal is not None
+            # Leases far from running out: only the processes' deaths can end these jobs.
+            dead = await records.create_job(
+                conn, principal, "Rollbacks?", worker=f"{host}:{gone.pid}", lease_s=600
+            )
+            live = await records.create_job(
+                conn, principal, "Retries?", worker=f"{host}:{os.getpid()}", lease_s=600
+            )
+            elsewhere = await records.create_job(
+                conn, principal, "Restores?", worker=f"other-{host}:{gone.pid}", lease_s=600
+            )
+        counts = await housekeeping.prune_expired(db)
+        assert counts["research jobs of dead processes"] == 1
+        async with db.write() as conn:
+            states = {}
+            for job in (dead, live, elsewhere):
+                found = await asking_service.get_job(conn, principal, job)
+                states[job] = (found.status, found.error)
+        assert states == {
+            dead: ("failed", records.DIED),
+            live: ("running", None),
+            elsewhere: ("running", None),
+        }
+    finally:
+        await db.dispose()

@@ -28,6 +28,7 @@ from app.agents.observed import model_called
 from app.agents.run import BudgetSpent, Run, fit_context
 from app.agents.schemas import TokenEvent
 from app.agents.state import DeepState, Finding, ReactState, ResearcherInput, Todos, Verdict
+from app.observe import tracing
 
 SEARCH = "search_corpus"
 # langgraph's END, typed as the literal its `Command` expects.
@@ -87,16 +88,28 @@ async def ask_model(
         run.step("budget", f"context budget: {clipped} earlier results clipped")
     bound = model.bind_tools(tool_schemas) if tool_schemas else model
     full: AIMessageChunk | None = None
+    traced = tracing.span(
+        "agent.model_call",
+        {
+            "gen_ai.provider.name": run.models.provider,
+            "corpus.agent.tools": len(tool_schemas or []),
+        },
+    )
     # The process's model calls at once are bounded and shared fairly between people: the
     # slot is held until the reply has streamed in full.
-    async with run.model_calls.call(run.principal.user_id):
-        async for chunk in bound.astream(fitted):
-            if not isinstance(chunk, AIMessageChunk):
-                continue
-            if stream and chunk.text:
-                run.emit(TokenEvent(text=chunk.text))
-            full = chunk if full is None else full + chunk
-    model_called(full.usage_metadata if full is not None else None)
+    with traced as span:
+        async with run.model_calls.call(run.principal.user_id):
+            async for chunk in bound.astream(fitted):
+                if not isinstance(chunk, AIMessageChunk):
+                    continue
+                if stream and chunk.text:
+                    run.emit(TokenEvent(text=chunk.text))
+                full = chunk if full is None else full + chunk
+        usage = full.usage_metadata if full is not None else None
+        if usage:
+            span.set_attribute("gen_ai.usage.input_tokens", int(usage.get("input_tokens") or 0))
+            span.set_attribute("gen_ai.usage.output_tokens", int(usage.get("output_tokens") or 0))
+    model_called(usage)
     if full is None:
         return AIMessage(content="")
     message = message_chunk_to_message(full)

@@ -3,7 +3,8 @@
 that asked (ADR 0030). Each run is a job in PostgreSQL, owned by the caller and leased to this
 process, which renews the lease while it works. Any replica answers `research_result` (and
 reads a chat's runs) from the table; a job whose process died stops being renewed and is
-marked failed, with the reason, by whoever reads it next (or by housekeeping).
+marked failed, with the reason, by whoever reads it next (or by housekeeping, which at a
+process's start also fails at once the jobs of this host's processes that are gone).
 
 A chat's deep run is a job tied to its chat: its events go to a `Relay` that the page's stream
 follows, so that closing the page leaves the run going; its turn lands in the chat when it

@@ -16,7 +16,7 @@ from typing import Any
 from app.agents.observed import ModelUse, counting_model_calls
 from app.asking.schemas import DoneEvent, ErrorEvent, ModeEvent, Step
 from app.logs import event
-from app.observe import metrics
+from app.observe import metrics, tracing
 from app.search.schemas import Door
 
 logger = logging.getLogger("corpus.agents.run")
@@ -54,7 +54,7 @@ class Tally:
 @contextmanager
 def observed_run(door: Door, emit: Callable[[Any], None]) -> Iterator[Callable[[Any], None]]:
     """For the block: `emit`, watched by a tally that is logged and counted when it ends."""
-    with counting_model_calls() as use:
+    with counting_model_calls() as use, tracing.span("agent.run", {"corpus.door": door}) as span:
         tally = Tally(door=door, use=use)
 
         def watched(emitted: Any) -> None:
@@ -65,6 +65,18 @@ def observed_run(door: Door, emit: Callable[[Any], None]) -> Iterator[Callable[[
             yield watched
         finally:
             _report(tally)
+            tracing.set_attributes(
+                span,
+                {
+                    "corpus.agent.mode": tally.mode,
+                    "corpus.agent.outcome": tally.outcome,
+                    "corpus.agent.error": tally.error,
+                    "corpus.agent.steps": tally.steps,
+                    "corpus.agent.model_calls": tally.use.model_calls,
+                    "corpus.agent.input_tokens": tally.use.input_tokens,
+                    "corpus.agent.output_tokens": tally.use.output_tokens,
+                },
+            )
 
 
 def _report(tally: Tally) -> None:

@@ -322,6 +322,30 @@ async def fail_abandoned_jobs(conn: WriteConnection, *, reason: str) -> int:
     return len(failed.all())
 
 
+async def running_workers(conn: WriteConnection, *, host: str) -> list[str]:
+    """The workers (`host:pid`) of `host` that hold running jobs."""
+    rows = await conn.execute(
+        select(research_jobs.c.worker)
+        .where(
+            research_jobs.c.status == "running",
+            research_jobs.c.worker.startswith(f"{host}:", autoescape=True),
+        )
+        .distinct()
+    )
+    return [worker for (worker,) in rows if worker is not None]
+
+
+async def fail_jobs_of(conn: WriteConnection, *, workers: list[str], reason: str) -> int:
+    """Mark failed every running job of these workers."""
+    failed = await conn.execute(
+        update(research_jobs)
+        .where(research_jobs.c.status == "running", research_jobs.c.worker.in_(workers))
+        .values(status="failed", error=reason, finished_at=func.now())
+        .returning(research_jobs.c.id)
+    )
+    return len(failed.all())
+
+
 # Any constant: with a hash of the account's id, the key of the advisory lock that makes
 # counting a person's unfinished jobs and adding one a single step (the two-key space).
 _JOBS_LOCK = 0x6A6F6273

@@ -5,6 +5,7 @@ were made under; `app.asking.service` reads them back under the caller's rights.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from uuid import UUID
 
 from app.access.principal import Principal
@@ -18,6 +19,11 @@ from app.observe import metrics
 # Said of a job whose process stopped renewing its lease.
 ABANDONED = (
     "the server running this research stopped before it finished (its lease ran out); "
+    "ask again with deep_research"
+)
+# Said of a job whose process is gone, found by a process started since on the same host.
+DIED = (
+    "the server running this research stopped before it finished (it is no longer running); "
     "ask again with deep_research"
 )
 # Said of a job its owner cancelled (an MCP task's `tasks/cancel`, the chat's stop button).
@@ -165,3 +171,17 @@ async def cancel_job(conn: WriteConnection, job_id: UUID) -> None:
 async def fail_abandoned_jobs(conn: WriteConnection) -> int:
     """Mark failed every running job whose process stopped renewing its lease."""
     return await queries.fail_abandoned_jobs(conn, reason=ABANDONED)
+
+
+async def fail_jobs_of_dead_processes(
+    conn: WriteConnection, host: str, alive: Callable[[int], bool]
+) -> int:
+    """Mark failed the running jobs of this host's processes that are gone (killed, crashed):
+    a process restarted after a kill need not wait for their leases to run out. A pid reused
+    since counts as alive; its jobs' leases still run out."""
+    dead = [
+        worker
+        for worker in await queries.running_workers(conn, host=host)
+        if (pid := worker.rpartition(":")[2]).isdigit() and not alive(int(pid))
+    ]
+    return await queries.fail_jobs_of(conn, workers=dead, reason=DIED) if dead else 0

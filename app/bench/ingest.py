@@ -4,7 +4,7 @@ whose content is unchanged."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,7 +12,6 @@ from app.access.principal import LOCAL_ADMIN
 from app.config import Settings
 from app.db.engine import Database
 from app.documents import service as documents_service
-from app.documents.convert import SUPPORTED_SUFFIXES
 from app.documents.schemas import Visibility
 from app.documents.worker import Converter
 from app.errors import AppError
@@ -27,19 +26,6 @@ class IngestReport:
     failures: list[tuple[str, str]] = field(default_factory=list)
     # Set when the walk created its workspace, which the command then says.
     created_workspace: str | None = None
-
-
-def walk(paths: Sequence[Path]) -> Iterator[Path]:
-    """The files to ingest: named files as given, folders walked for supported suffixes
-    (hidden files and folders skipped)."""
-    for path in paths:
-        if path.is_dir():
-            for child in sorted(path.rglob("*")):
-                hidden = any(part.startswith(".") for part in child.relative_to(path).parts)
-                if child.is_file() and not hidden and child.suffix.lower() in SUPPORTED_SUFFIXES:
-                    yield child
-        else:
-            yield path
 
 
 async def ingest_paths(

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from typing import NewType
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
+from app.db.availability import unreachable
+from app.db.replica import Replica
 from app.observe import metrics
 
 # Distinct types let a replica take the reads later without touching service signatures; a
@@ -29,7 +31,9 @@ SideRead = Callable[[], AbstractAsyncContextManager[ReadConnection]]
 CONNECT_TIMEOUT_S = 10
 
 
-def make_engine(url: str, *, max_connections: int = 20) -> AsyncEngine:
+def make_engine(
+    url: str, *, max_connections: int = 20, application_name: str = "corpus"
+) -> AsyncEngine:
     """An asyncpg engine with a pool that survives a restarted server (pre-ping), opening at
     most `max_connections` (half kept open, half opened under load)."""
     pool_size = max(1, max_connections // 2)
@@ -51,7 +55,8 @@ def make_engine(url: str, *, max_connections: int = 20) -> AsyncEngine:
             "server_settings": {
                 # JIT compilation only slows our short queries down.
                 "jit": "off",
-                "application_name": "corpus",
+                # What pg_stat_activity shows: the replica's connections as "corpus-read".
+                "application_name": application_name,
                 # pgvector 0.8: an HNSW scan with a filter (workspace, visibility) goes on until
                 # it has enough rows, instead of returning fewer than the LIMIT.
                 "hnsw.iterative_scan": "relaxed_order",
@@ -72,36 +77,104 @@ async def _read_only(engine: AsyncEngine, name: str = "read") -> AsyncIterator[R
 
 
 class Database:
-    """The process's engines: one for writes, one for reads (the same unless a replica is set)."""
+    """The process's engines: one for writes and one for reads, the same unless a replica is set
+    (`DATABASE_READ_URL`); then `read` goes to the replica when it may (docs/adr/0032)."""
 
     def __init__(
-        self, write_url: str, read_url: str | None = None, *, max_connections: int = 20
+        self,
+        write_url: str,
+        read_url: str | None = None,
+        *,
+        max_connections: int = 20,
+        replica_max_lag_s: float = 10.0,
+        replica_check_s: float = 2.0,
     ) -> None:
         self.write_engine = make_engine(write_url, max_connections=max_connections)
-        self.read_engine = (
-            make_engine(read_url, max_connections=max_connections)
-            if read_url
-            else self.write_engine
-        )
-        self.side_reads = SideReads(read_url or write_url)
+        # Side reads run beside a request's connection and must see what it sees: the primary's,
+        # and the replica's for a search ranked there.
+        self.side_reads = SideReads(write_url)
+        self.replica: Replica | None = None
+        self.replica_side_reads: SideReads | None = None
+        self.read_engine = self.write_engine
         metrics.watch_pool(self.write_engine.pool, "write")
-        if self.read_engine is not self.write_engine:
+        if read_url:
+            self.read_engine = make_engine(
+                read_url, max_connections=max_connections, application_name="corpus-read"
+            )
+            self.replica = Replica(
+                self.read_engine,
+                self.write_engine,
+                max_lag_s=replica_max_lag_s,
+                check_s=replica_check_s,
+            )
+            self.replica_side_reads = SideReads(read_url, name="replica-side")
             metrics.watch_pool(self.read_engine.pool, "read")
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[WriteConnection]:
         """One transaction, committed when the block ends without an error."""
         metrics.asking_pool(self.write_engine.pool, "write")
-        async with self.write_engine.begin() as conn:
-            yield WriteConnection(ReadConnection(conn))
+        async with self.write_engine.connect() as conn:
+            async with conn.begin():
+                yield WriteConnection(ReadConnection(conn))
+            if self.replica is not None:
+                await self.replica.note_write(conn)
 
-    def read(self) -> AbstractAsyncContextManager[ReadConnection]:
-        """One read-only transaction."""
-        shared = self.read_engine is self.write_engine
-        return _read_only(self.read_engine, "write" if shared else "read")
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[ReadConnection]:
+        """One read-only transaction: on the replica when it may serve the caller, else on
+        the primary."""
+        async with self.replica_read() as replica:
+            if replica is not None:
+                yield replica
+                return
+        async with _read_only(self.write_engine, "write") as conn:
+            yield conn
+
+    def read_primary(self) -> AbstractAsyncContextManager[ReadConnection]:
+        """One read-only transaction on the primary, whoever asks: for a read that must see
+        every commit, another caller's too (a credential just issued, the policy just edited,
+        a consent a client has just asked for)."""
+        return _read_only(self.write_engine, "write")
+
+    @asynccontextmanager
+    async def replica_read(self) -> AsyncIterator[ReadConnection | None]:
+        """A read-only transaction on the replica, or None when the read must go to the
+        primary: no replica, it is down or lagging, or it lacks the caller's last write."""
+        replica = self.replica
+        if replica is None:
+            yield None
+            return
+        why, mark = replica.route()
+        if why != "replica":
+            metrics.db_read(why)
+            yield None
+            return
+        opened = AsyncExitStack()
+        try:
+            conn = await opened.enter_async_context(_read_only(replica.engine, "read"))
+            if mark is not None and not await replica.has_replayed(conn, mark):
+                why = "own_write"
+        except Exception as exc:
+            await opened.aclose()
+            if not unreachable(exc):
+                raise
+            replica.lost(exc)
+            metrics.db_read("replica_down")
+            yield None
+            return
+        metrics.db_read(why)
+        if why != "replica":
+            await opened.aclose()
+            yield None
+            return
+        async with opened:
+            yield conn
 
     async def dispose(self) -> None:
         await self.side_reads.dispose()
+        if self.replica_side_reads is not None:
+            await self.replica_side_reads.dispose()
         await self.write_engine.dispose()
         if self.read_engine is not self.write_engine:
             await self.read_engine.dispose()
@@ -118,10 +191,11 @@ class SideReads:
     waits for another request's, and a request waiting for one cannot hold up the others.
     """
 
-    def __init__(self, url: str, limit: int | None = None) -> None:
+    def __init__(self, url: str, limit: int | None = None, *, name: str = "side") -> None:
         self.limit = limit if limit is not None else max(1, (os.cpu_count() or 2) // 2)
         self.engine = make_engine(url, max_connections=self.limit)
-        metrics.watch_pool(self.engine.pool, "side")
+        self.name = name
+        metrics.watch_pool(self.engine.pool, name)
         self._reserved = 0
 
     @asynccontextmanager
@@ -139,7 +213,7 @@ class SideReads:
 
     def read(self) -> AbstractAsyncContextManager[ReadConnection]:
         """One read-only transaction on a side connection (reserve one first)."""
-        return _read_only(self.engine, "side")
+        return _read_only(self.engine, self.name)
 
     async def dispose(self) -> None:
         await self.engine.dispose()

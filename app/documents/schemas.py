@@ -75,6 +75,17 @@ class DocumentCreated(Document):
     replaced: bool = False
 
 
+class SampleLoaded(BaseModel):
+    """What loading the sample documents did: a second load finds them all unchanged."""
+
+    workspace: str = Field(description="The workspace the sample documents are in")
+    created_workspace: bool = Field(description="Whether this load created the workspace")
+    added: int
+    updated: int
+    unchanged: int
+    chunks: int = Field(description="Chunks written by this load")
+
+
 class DocumentWithContent(Document):
     content: str
     # A note an agent saved: the chunks its run had read (null for any other document).

@@ -10,19 +10,20 @@ import asyncio
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any, Literal
 from uuid import UUID
 
 import numpy as np
 from pydantic import ValidationError
 
-from app.access.principal import Principal
+from app.access.principal import LOCAL_ADMIN, Principal
 from app.audit import service as audit
 from app.config import Settings
 from app.db.engine import ReadConnection, ShortTransaction, WriteConnection
 from app.documents import links, queries
 from app.documents.convert import clean_title
+from app.documents.files import SAMPLE_TAGS, SAMPLE_WORKSPACE
 from app.documents.schemas import (
     Chunk,
     ChunkPreview,
@@ -37,6 +38,7 @@ from app.documents.schemas import (
     LinkingDocument,
     OutgoingLink,
     RelatedDocument,
+    SampleLoaded,
     TagCount,
     Visibility,
 )
@@ -44,6 +46,7 @@ from app.documents.worker import Converter
 from app.errors import NotFound, TooLarge, ValidationFailed
 from app.kit.paging import decode_cursor, keyset_page
 from app.kit.updates import changes
+from app.observe import tracing
 from app.rag import index
 from app.rag.chunking import ChunkPiece
 from app.rag.embeddings.base import Embedder
@@ -84,12 +87,18 @@ async def _embed(embedder: Embedder, title: str, content: str) -> _Indexed:
     # failure leaves nothing to undo.
     # Off the event loop: the local model's tokenizer measures every block (tens of
     # milliseconds for a long document).
-    pieces = await asyncio.to_thread(index.chunk, content, title=title, embedder=embedder)
+    with tracing.span("ingest.chunk", {"corpus.ingest.chars": len(content)}) as current:
+        pieces = await asyncio.to_thread(index.chunk, content, title=title, embedder=embedder)
+        current.set_attribute("corpus.ingest.chunks", len(pieces))
     if not pieces:
         raise ValidationFailed("content: the document has no text to index")
-    vectors = await embedder.embed_passages(
-        [index.embedding_text(title, piece.heading_path, piece.text, embedder) for piece in pieces]
-    )
+    with tracing.span("ingest.embed", {"corpus.ingest.chunks": len(pieces)}):
+        vectors = await embedder.embed_passages(
+            [
+                index.embedding_text(title, piece.heading_path, piece.text, embedder)
+                for piece in pieces
+            ]
+        )
     return _Indexed(pieces, vectors)
 
 
@@ -102,15 +111,17 @@ async def _write_chunks(
     private_owner_id: UUID | None,
     title: str,
 ) -> None:
-    await index.insert_chunks(
-        conn,
-        document_id=document_id,
-        workspace_id=workspace_id,
-        private_owner_id=private_owner_id,
-        title=title,
-        pieces=indexed.pieces,
-        vectors=indexed.vectors,
-    )
+    chunks = len(indexed.pieces)
+    with tracing.span("ingest.index", {"corpus.ingest.chunks": chunks}):
+        await index.insert_chunks(
+            conn,
+            document_id=document_id,
+            workspace_id=workspace_id,
+            private_owner_id=private_owner_id,
+            title=title,
+            pieces=indexed.pieces,
+            vectors=indexed.vectors,
+        )
 
 
 def _meta(document: DocumentWithContent) -> Document:
@@ -145,6 +156,23 @@ async def create(
         Forbidden: the role may not add documents. ValidationFailed: unknown workspace, empty
         content, or a private document without an owner. TooLarge: over the length limit.
     """
+    with tracing.span("ingest", {"corpus.ingest.media_type": media_type}) as current:
+        created = await _create(conn, principal, embedder, settings, data, media_type, derived_from)
+        current.set_attribute("corpus.document_id", str(created.id))
+        current.set_attribute("corpus.ingest.unchanged", created.unchanged)
+        current.set_attribute("corpus.ingest.chunks", created.chunk_count)
+        return created
+
+
+async def _create(
+    conn: WriteConnection,
+    principal: Principal,
+    embedder: Embedder,
+    settings: Settings,
+    data: DocumentCreate,
+    media_type: str,
+    derived_from: Sequence[UUID] | None,
+) -> DocumentCreated:
     _require_editor(principal)
     _check_length(settings, data.content)
     if data.visibility == "private" and principal.user_id is None:
@@ -716,3 +744,45 @@ async def _add_or_replace(
         DocumentUpdate(content=content, tags=converted.document.tags),
     )
     return "updated", updated
+
+
+async def load_sample(
+    conn: WriteConnection,
+    principal: Principal,
+    embedder: Embedder,
+    settings: Settings,
+    converter: Converter,
+    files: Sequence[Path],
+) -> SampleLoaded:
+    """Load the sample documents (`corpus seed`'s) into their workspace, as the operator's
+    command does: owned by no one, for everyone, so that the command and the web app's button
+    find each other's documents unchanged. All in the caller's transaction: a file that fails
+    leaves nothing loaded.
+
+    Raises:
+        Forbidden: the caller is not an admin (it creates a workspace and writes for no owner).
+        As `ingest_file` for a file that cannot be loaded.
+    """
+    principal.require("workspaces.manage", "only admins load the sample documents")
+    _id, created = await workspaces_service.ensure_workspace(conn, principal, SAMPLE_WORKSPACE)
+    counts: dict[IngestOutcome, int] = {"added": 0, "updated": 0, "unchanged": 0}
+    chunks = 0
+    for path in files:
+        data = await asyncio.to_thread(path.read_bytes)
+        outcome, document = await ingest_file(
+            conn,
+            LOCAL_ADMIN,
+            embedder,
+            settings,
+            converter=converter,
+            data=data,
+            source=str(path.resolve()),
+            workspace=SAMPLE_WORKSPACE,
+            visibility="org",
+            tags=SAMPLE_TAGS,
+        )
+        counts[outcome] += 1
+        chunks += document.chunk_count if outcome != "unchanged" else 0
+    return SampleLoaded(
+        workspace=SAMPLE_WORKSPACE, created_workspace=created, chunks=chunks, **counts
+    )

@@ -115,7 +115,8 @@ class CorpusAuthProvider(
             async with store.db.write() as conn:
                 await oauth.remember_document_client(conn, document)
             return RegisteredClient.model_validate(document)
-        async with store.db.read() as conn:
+        # On the primary: a client registers and at once sends its first request.
+        async with store.db.read_primary() as conn:
             metadata = await oauth.get_client(conn, store.box, client_id)
         return RegisteredClient.model_validate(metadata) if metadata else None
 

@@ -169,10 +169,12 @@ class Tools:
         """Search the corpus for `query` by meaning and keywords (`mode`); narrow with
         `workspaces`, `tags`, `top_k`. Each hit says why it ranked."""
         principal = caller()
-        async with self._writing() as (conn, current):
-            request = SearchRequest(
-                query=query, workspaces=workspaces, tags=tags, top_k=top_k, mode=mode
-            )
+        request = SearchRequest(
+            query=query, workspaces=workspaces, tags=tags, top_k=top_k, mode=mode
+        )
+        async with self._writing() as (conn, current), current.db.replica_read() as replica:
+            # Ranked on the replica when one may serve the caller (docs/adr/0032).
+            side = current.db.side_reads if replica is None else current.db.replica_side_reads
             return await search_service.search(
                 conn,
                 principal,
@@ -180,7 +182,8 @@ class Tools:
                 current.settings,
                 request,
                 door=DOOR,
-                side=current.db.side_reads,
+                side=side,
+                reads=replica,
             )
 
     @_listed("Upload a document", ADDS)

@@ -17,6 +17,8 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from app.observe import tracing
+
 REGISTRY = CollectorRegistry(auto_describe=True)
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -126,6 +128,23 @@ RESEARCH_JOBS_ENTERED = Counter(
     ["state"],
     registry=REGISTRY,
 )
+DB_READS = Counter(
+    "corpus_db_reads_total",
+    "Read transactions, with a replica set, by where they ran (replica, primary) and why: "
+    "replica; own_write (the caller's write not replayed yet), replica_down, replica_lagging",
+    ["target", "reason"],
+    registry=REGISTRY,
+)
+REPLICA_SERVING = Gauge(
+    "corpus_db_replica_serving",
+    "1 while reads go to the replica (DATABASE_READ_URL), 0 while they fall back to the primary",
+    registry=REGISTRY,
+)
+REPLICA_LAG = Gauge(
+    "corpus_db_replica_lag_bytes",
+    "WAL the primary had written that the replica had not replayed, at the last check",
+    registry=REGISTRY,
+)
 
 
 def scrape() -> bytes:
@@ -188,9 +207,11 @@ def asking_pool(pool: Any, engine: str) -> None:
 
 @contextmanager
 def search_part(mode: str, part: str) -> Iterator[None]:
+    """Time a search's part, and trace it as a span of its own (`search.<part>`)."""
     started = time.perf_counter()
     try:
-        yield
+        with tracing.span(f"search.{part}", {"corpus.search.mode": mode}):
+            yield
     finally:
         SEARCH_PART_SECONDS.labels(mode, part).observe(time.perf_counter() - started)
 
@@ -219,3 +240,16 @@ def research_job(state: str, *, left: str | None = None) -> None:
         RESEARCH_JOBS.labels(left).dec()
     if state in ("queued", "running"):
         RESEARCH_JOBS.labels(state).inc()
+
+
+def db_read(reason: str) -> None:
+    """A read transaction began, with a replica set: on it (`reason` "replica") or not."""
+    DB_READS.labels("replica" if reason == "replica" else "primary", reason).inc()
+
+
+def replica_serving(serving: bool) -> None:
+    REPLICA_SERVING.set(1 if serving else 0)
+
+
+def replica_lag(lag_bytes: int) -> None:
+    REPLICA_LAG.set(lag_bytes)

@@ -16,7 +16,7 @@ import numpy as np
 
 from app.config import Settings
 from app.db.engine import ReadConnection, SideRead, SideReads
-from app.observe import metrics
+from app.observe import metrics, tracing
 from app.rag import identifiers, queries
 from app.rag.embeddings.base import QueryEmbedder
 from app.rag.schemas import SearchHit, SearchMode
@@ -167,7 +167,8 @@ async def run(
     """
     if workspace_ids == [] or document_ids == []:
         return []
-    with metrics.SEARCH_SECONDS.labels(mode).time():
+    traced = tracing.span("search", {"corpus.search.mode": mode, "corpus.search.limit": limit})
+    with metrics.SEARCH_SECONDS.labels(mode).time(), traced:
         embedding = None
         if mode in ("hybrid", "dense"):
             with metrics.search_part(mode, "query_embedding"):

@@ -22,6 +22,7 @@ from app.deps import (
     get_resources,
 )
 from app.documents import service as documents_service
+from app.documents.files import sample_files
 from app.documents.schemas import (
     Chunk,
     ChunkPreview,
@@ -34,6 +35,7 @@ from app.documents.schemas import (
     LinkingDocument,
     OutgoingLink,
     RelatedDocument,
+    SampleLoaded,
     TagList,
     Visibility,
 )
@@ -41,6 +43,7 @@ from app.errors import (
     Forbidden,
     NotFound,
     TooLarge,
+    Unavailable,
     UnsupportedMediaType,
     ValidationFailed,
 )
@@ -196,6 +199,29 @@ async def create_document(
     if created.unchanged or created.replaced:
         response.status_code = status.HTTP_200_OK
     return created
+
+
+@router.post(
+    "/sample",
+    response_model=SampleLoaded,
+    operation_id="loadSampleDocuments",
+    responses={403: Forbidden.openapi(), 503: Unavailable.openapi()},
+)
+async def load_sample_documents(
+    request: Request,
+    principal: CurrentPrincipal,
+    conn: WriteConn,
+    embedder: AppEmbedder,
+    settings: AppSettings,
+) -> SampleLoaded:
+    """Admins: load the sample documents (the project's own docs) into workspace `sample`, as
+    `corpus seed` does; a second load changes nothing."""
+    files = sample_files()
+    if files is None:
+        raise Unavailable("the sample documents are not installed beside this server")
+    return await documents_service.load_sample(
+        conn, principal, embedder, settings, get_resources(request).converter, files
+    )
 
 
 @router.get("", response_model=Page[Document], operation_id="listDocuments")

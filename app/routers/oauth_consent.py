@@ -11,6 +11,7 @@ from app.deps import (
     PRINCIPAL_ERRORS,
     AppSettings,
     CurrentPrincipal,
+    PrimaryReadConn,
     ReadConn,
     SessionPrincipal,
     WriteConn,
@@ -32,7 +33,11 @@ _ERRORS: dict[int | str, dict[str, Any]] = {403: Forbidden.openapi(), 404: NotFo
     operation_id="getConsent",
     responses=_ERRORS,
 )
-async def get_consent(tx: Tx, principal: CurrentPrincipal, conn: ReadConn) -> ConsentRequest:
+async def get_consent(
+    tx: Tx,
+    principal: CurrentPrincipal,
+    conn: PrimaryReadConn,  # the transaction was stored by /authorize a moment ago
+) -> ConsentRequest:
     """What an MCP client asks for: its name, where the answer goes, and what it could do."""
     return await oauth.consent_request(conn, principal, tx)
 

@@ -8,8 +8,8 @@ from app.deps import (
     PRINCIPAL_ERRORS,
     AppEmbedder,
     AppSettings,
-    AppSideReads,
     CurrentPrincipal,
+    ReplicaReads,
     WriteConn,
 )
 from app.errors import ValidationFailed
@@ -29,9 +29,11 @@ async def search(
     request: SearchRequest,
     principal: CurrentPrincipal,
     conn: WriteConn,  # a search records its question
+    reads: ReplicaReads,  # and ranks on the replica when one may serve the caller
     embedder: AppEmbedder,
     settings: AppSettings,
-    side: AppSideReads,
 ) -> SearchResult:
     """Search: dense and keyword halves fused, with each hit's ranks and matched terms."""
-    return await search_service.search(conn, principal, embedder, settings, request, side=side)
+    return await search_service.search(
+        conn, principal, embedder, settings, request, side=reads.side, reads=reads.conn
+    )

@@ -43,7 +43,9 @@ class Snapshots:
         if not fresh and current is not None and current.expires_at > self._clock():
             return current
         epoch = self._epoch
-        async with db.read() as conn:
+        # On the primary: a replica behind the edit that dropped the snapshot would bring the
+        # old policy back for the snapshot's whole life.
+        async with db.read_primary() as conn:
             admin = await queries.admin_personas(conn)
             targets = await workspaces_service.every_workspace_target(conn)
         snapshot = Snapshot(admin, targets, self._clock() + self._ttl_s)

@@ -134,21 +134,24 @@ async def search(
     door: Door = "api",
     document_ids: list[UUID] | None = None,
     side: SideReads | None = None,
+    reads: ReadConnection | None = None,
 ) -> SearchResult:
     """Search every workspace the caller may see (or the ones asked for; or only the documents
-    `document_ids`) and record the question. `side`: as for `rank`.
+    `document_ids`) and record the question on `conn`. `side`: as for `rank`; `reads`: where to
+    rank, when not on `conn` (a replica's connection, docs/adr/0032).
 
     Raises:
         ValidationFailed: a blank or too long query, or an unknown workspace.
     """
     started = time.perf_counter()
+    ranking = conn if reads is None else reads
     hits = await rank(
-        conn, principal, embedder, settings, request, document_ids=document_ids, side=side
+        ranking, principal, embedder, settings, request, document_ids=document_ids, side=side
     )
     similarities = [hit.similarity for hit in hits if hit.similarity is not None]
     found = len(hits)
     if not hits and (request.workspaces or request.tags or document_ids):
-        found = await unfiltered_hits(conn, principal, embedder, settings, request, side=side)
+        found = await unfiltered_hits(ranking, principal, embedder, settings, request, side=side)
     await record_question(
         conn,
         principal,

@@ -48,7 +48,7 @@ async def ensure_embedding_model(db: Database, settings: Settings) -> None:
     Raises:
         EmbeddingModelMismatch: the stored model differs from the configured one.
     """
-    async with db.read() as conn:
+    async with db.read_primary() as conn:
         if await queries.database_revision(conn) is None:
             return  # not migrated yet; readiness reports that
         problem = embedding_mismatch(await queries.stored_embedding_model(conn), settings)
@@ -63,7 +63,8 @@ async def readiness(
     model warms at start-up: until it is loaded, a search would wait for it); never raises."""
     checks: dict[str, Check] = {}
     try:
-        async with db.read() as conn:
+        # The primary: without it nothing can be written, whatever a replica answers.
+        async with db.read_primary() as conn:
             await queries.ping(conn)
             checks["database"] = Check(ok=True, detail="reachable")
             revision = await queries.database_revision(conn)

@@ -279,9 +279,25 @@ scenario('the first visit creates the admin, who can sign out and back in', asyn
     await admin.getByLabel('Password', { exact: true }).fill(ADMIN.password)
     await admin.getByLabel('Confirm password').fill(ADMIN.password)
     await admin.getByRole('button', { name: 'Create admin account' }).click()
+    // --- The first run's second step: the sample documents (issue #32), loaded once.
+    await admin.getByRole('heading', { name: 'Start with sample documents?' }).waitFor()
+    await screens.shoot(admin, 'setup-sample')
+    await admin.getByRole('button', { name: 'Load sample documents' }).click()
+    const loaded = admin.getByRole('status').filter({ hasText: /Loaded \d+ sample documents/ })
+    await loaded.waitFor()
+    assert.match(await loaded.innerText(), /into workspace “sample”/)
+    // A second load (the button is the command's twin) finds every one unchanged.
+    const again = await admin.request.post('/api/documents/sample', { headers: { Origin: fresh.url } })
+    assert.equal(again.status(), 200)
+    const counts = await again.json()
+    assert.deepEqual([counts.added, counts.updated, counts.created_workspace], [0, 0, false])
+    assert.ok(counts.unchanged > 10)
+    await admin.getByRole('button', { name: 'Continue' }).click()
     await admin.waitForURL('**/documents')
-    await admin.getByRole('heading', { name: 'No documents yet' }).waitFor()
-    await screens.shoot(admin, 'documents-empty')
+    await admin.getByLabel('Filter by title').fill('Deploying')
+    await admin.getByRole('link', { name: 'Deploying Corpus' }).first().waitFor()
+    await screens.shoot(admin, 'documents-sample')
+    // --- end of the sample documents' step
 
     await admin.getByRole('button', { name: 'Account menu' }).click()
     await admin.getByRole('menuitem', { name: 'Sign out' }).click()

@@ -209,6 +209,11 @@ MATRIX: list[tuple[str, Request, tuple[int, int, int, int, int, int]]] = [
         (401, 403, 201, 201, 201, 401),
     ),
     ("GET /api/documents", fixed("GET", "/api/documents"), (401, 200, 200, 200, 200, 401)),
+    (
+        "POST /api/documents/sample",
+        fixed("POST", "/api/documents/sample"),
+        (401, 403, 403, 200, 403, 401),
+    ),
     ("GET /api/documents/{document_id}", _get_document, (401, 200, 200, 200, 200, 401)),
     # The document is the editor's own: the admin may change any `org` document, the agent
     # (an editor too) only its own.
@@ -437,6 +442,7 @@ BOUND_ADMIN: dict[str, int] = {
     "DELETE /api/workspaces/{slug}": 403,
     "POST /api/documents": 201,
     "GET /api/documents": 200,
+    "POST /api/documents/sample": 403,
     "GET /api/documents/{document_id}": 404,
     "PATCH /api/documents/{document_id}": 404,
     "DELETE /api/documents/{document_id}": 404,

@@ -1,7 +1,8 @@
 """`make load` and `make fault`, short: every operation of the mix runs against two real `corpus
 serve` processes, PostgreSQL is restarted or one process killed in the middle, and requests
 fail only cleanly (no error besides), the service recovers, and every acknowledged upload is
-there afterwards. (A run without a fault is the same run minus the fault: these cover it.)"""
+there afterwards; a research job running on the killed process is then read as failed. (A run
+without a fault is the same run minus the fault: these cover it.)"""
 
 from __future__ import annotations
 
@@ -53,3 +54,9 @@ def test_a_fault_in_the_middle_of_a_load_fails_requests_cleanly_and_loses_nothin
     assert report["fault"]["kind"] == fault
     assert report["fault"]["recovered_after_s"] is not None
     assert report["acknowledged_missing"] == 0
+    if fault == "kill-app":
+        # The deep research job running on the killed process is not left "running": its
+        # owner reads it failed, with the reason, from the live process.
+        job = report["fault"]["research_job"]
+        assert job["status"] == "failed"
+        assert "stopped before it finished" in job["answer"]

@@ -26,7 +26,7 @@ export function HomeRoute() {
   }
 
   return (
-    <div className="mx-auto grid max-w-3xl gap-10 pt-4 md:pt-10">
+    <div className="mx-auto grid max-w-3xl grid-cols-1 gap-10 pt-4 md:pt-10">
       <section className="grid gap-4 text-center">
         <h1 className="text-2xl font-semibold tracking-tight">
           Good to see you{me.display_name ? `, ${me.display_name.split(' ')[0] ?? ''}` : ''}
@@ -52,7 +52,7 @@ export function HomeRoute() {
         </form>
       </section>
 
-      <section className="grid gap-3" aria-labelledby="recent-heading">
+      <section className="grid grid-cols-1 gap-3" aria-labelledby="recent-heading">
         <div className="flex items-center justify-between">
           <h2 id="recent-heading" className="text-sm font-semibold">Recently changed</h2>
           <Link to="/documents" className="flex items-center gap-1 text-sm text-muted-foreground hover:text-foreground">

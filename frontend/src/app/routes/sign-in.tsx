@@ -1,4 +1,5 @@
 import { LoaderCircle } from 'lucide-react'
+import { useState } from 'react'
 import { Navigate, useNavigate, useSearchParams } from 'react-router'
 
 import { Alert } from '@/components/ui/alert'
@@ -6,6 +7,7 @@ import { useSignInOptions } from '@/features/auth/api/get-sign-in-options'
 import { LoginForm } from '@/features/auth/components/login-form'
 import { SetupForm } from '@/features/auth/components/setup-form'
 import { safeNext } from '@/features/auth/lib/safe-next'
+import { SampleDocuments } from '@/features/documents/components/sample-documents'
 import { errorMessage } from '@/lib/api-client'
 import { usePageTitle } from '@/lib/page-title'
 
@@ -48,6 +50,19 @@ export function SetupRoute() {
   usePageTitle('Welcome')
   const navigate = useNavigate()
   const options = useSignInOptions()
+  // Once the admin account exists, the first run is over for the server; this screen's second
+  // step (the sample documents) stays until it is taken or skipped.
+  const [created, setCreated] = useState(false)
+  if (created) {
+    return (
+      <AuthFrame
+        title="Your admin account is ready"
+        description="One more thing before you start."
+      >
+        <SampleDocuments onDone={() => { void navigate('/documents', { replace: true }) }} />
+      </AuthFrame>
+    )
+  }
   if (options.data && !options.data.first_run) return <Navigate to="/login" replace />
   return (
     <AuthFrame
@@ -59,7 +74,7 @@ export function SetupRoute() {
       ) : options.isError ? (
         <Alert variant="destructive">{errorMessage(options.error)}</Alert>
       ) : (
-        <SetupForm onCreated={() => { void navigate('/documents', { replace: true }) }} />
+        <SetupForm onCreated={() => { setCreated(true) }} />
       )}
     </AuthFrame>
   )

@@ -426,6 +426,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/documents/sample": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Load Sample Documents
+         * @description Admins: load the sample documents (the project's own docs) into workspace `sample`, as
+         *     `corpus seed` does; a second load changes nothing.
+         */
+        post: operations["loadSampleDocuments"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/documents/{document_id}": {
         parameters: {
             query?: never;
@@ -2056,6 +2077,33 @@ export interface components {
             workspace: string;
             /** Similarity */
             similarity: number;
+        };
+        /**
+         * SampleLoaded
+         * @description What loading the sample documents did: a second load finds them all unchanged.
+         */
+        SampleLoaded: {
+            /**
+             * Workspace
+             * @description The workspace the sample documents are in
+             */
+            workspace: string;
+            /**
+             * Created Workspace
+             * @description Whether this load created the workspace
+             */
+            created_workspace: boolean;
+            /** Added */
+            added: number;
+            /** Updated */
+            updated: number;
+            /** Unchanged */
+            unchanged: number;
+            /**
+             * Chunks
+             * @description Chunks written by this load
+             */
+            chunks: number;
         };
         /** SearchHit */
         SearchHit: {
@@ -3851,6 +3899,53 @@ export interface operations {
             };
             /** @description The input is invalid. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    loadSampleDocuments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SampleLoaded"];
+                };
+            };
+            /** @description No valid credential was presented. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A dependency (database, model) is not available. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

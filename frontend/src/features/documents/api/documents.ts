@@ -149,3 +149,15 @@ export const useDeleteDocument = () => {
     },
   })
 }
+
+export type SampleLoaded = components['schemas']['SampleLoaded']
+
+/** Admins: load the sample documents (`corpus seed`'s) into workspace `sample`; a second load
+ *  changes nothing. */
+export const useLoadSampleDocuments = () => {
+  const invalidate = useInvalidateDocuments()
+  return useMutation({
+    mutationFn: () => unwrap(api.POST('/api/documents/sample')),
+    onSuccess: invalidate,
+  })
+}
