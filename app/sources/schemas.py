@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Annotated, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 from pydantic.json_schema import SkipJsonSchema
 
 from app.schemas import NoNul, omit_null_defaults
@@ -21,11 +21,17 @@ RunTrigger = Literal["manual", "schedule", "webhook", "cli"]
 Location = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000), NoNul
 ]
+def _branch(name: str) -> str:
+    # A leading dash would read as an option of git; `..` as a range.
+    if name.startswith("-") or ".." in name:
+        raise ValueError("is not a branch name")
+    return name
+
+
 Branch = Annotated[
     str,
-    StringConstraints(
-        strip_whitespace=True, pattern=r"^(?!-)(?!.*\.\.)[A-Za-z0-9._/\-]{1,200}$", max_length=200
-    ),
+    StringConstraints(strip_whitespace=True, pattern=r"^[A-Za-z0-9._/\-]{1,200}$"),
+    AfterValidator(_branch),
 ]
 # A glob over the path inside the source (`docs/**/*.md`, `**/CHANGELOG.md`).
 Glob = Annotated[str, StringConstraints(min_length=1, max_length=500), NoNul]
