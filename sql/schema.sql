@@ -302,6 +302,7 @@ CREATE TABLE public.sources (
     include text[] DEFAULT '{}'::text[] NOT NULL,
     exclude text[] DEFAULT '{}'::text[] NOT NULL,
     secret_encrypted bytea,
+    webhook_secret_encrypted bytea NOT NULL,
     paused boolean DEFAULT false NOT NULL,
     schedule_minutes integer,
     last_commit text,
