@@ -21,6 +21,8 @@ RunTrigger = Literal["manual", "schedule", "webhook", "cli"]
 Location = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000), NoNul
 ]
+
+
 def _branch(name: str) -> str:
     # A leading dash would read as an option of git; `..` as a range.
     if name.startswith("-") or ".." in name:
