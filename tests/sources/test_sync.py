@@ -77,7 +77,13 @@ def roots(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 async def corpus(server_url: str, data_dir: Path, roots: Path) -> AsyncIterator[Running]:
     async with run_fresh_corpus(
-        server_url, data_dir, "corpus_sources", source_roots=[str(roots)]
+        server_url,
+        data_dir,
+        "corpus_sources",
+        source_roots=[str(roots)],
+        # The context block searches every workspace; answers are extractive (no model).
+        routing_mode="all-allowed",
+        answer_provider="none",
     ) as running:
         yield running
 
@@ -394,6 +400,7 @@ async def test_a_document_whose_named_code_changed_later_is_flagged_until_it_is_
         assert other["stale"] is False
         stale = (await http.get("/api/sources/stale", params={"workspace": slug})).json()
         assert [item["document_id"] for item in stale["items"]] == [config_id]
+        await _flagged_at_every_door(corpus, admin, http, slug, config_id, stale=True)
 
         repo.write("docs/config.md", guide.replace("read the settings", "read strict settings"))
         repo.commit("the guide follows")
@@ -401,6 +408,56 @@ async def test_a_document_whose_named_code_changed_later_is_flagged_until_it_is_
         assert (await _provenance(http, config_id))["stale"] is False
         stale = (await http.get("/api/sources/stale", params={"workspace": slug})).json()
         assert stale["items"] == []
+        await _flagged_at_every_door(corpus, admin, http, slug, config_id, stale=False)
+
+
+async def _sse_done(http: httpx.AsyncClient, body: dict[str, Any]) -> dict[str, Any]:
+    async with http.stream("POST", "/api/ask", json=body, timeout=60) as response:
+        assert response.status_code == 200
+        name, data = "message", ""
+        async for line in response.aiter_lines():
+            if line.startswith("event:"):
+                name = line.removeprefix("event:").strip()
+            elif line.startswith("data:"):
+                data += line.removeprefix("data:").strip()
+            elif line == "" and data:
+                if name == "done":
+                    done: dict[str, Any] = json.loads(data)
+                    return done
+                name, data = "message", ""
+    raise AssertionError("no done event")
+
+
+async def _flagged_at_every_door(
+    corpus: Running,
+    admin: Account,
+    http: httpx.AsyncClient,
+    slug: str,
+    document_id: str,
+    *,
+    stale: bool,
+) -> None:
+    """The document's stale flag on a REST search hit, an MCP search hit, the context block's
+    source (and its text), and an answer's citation."""
+    query = "load_config strict settings"
+    reply = await http.post("/api/search", json={"query": query, "workspaces": [slug]})
+    [hit] = [h for h in reply.json()["hits"] if h["document_id"] == document_id][:1]
+    assert (hit["stale"], hit["source_path"]) == (stale, "docs/config.md")
+    async with mcp_client(corpus.mcp_url, admin.key) as client:
+        result = await client.call_tool("search_docs", {"query": query, "workspaces": [slug]})
+    assert result.structured_content is not None
+    [mcp_hit] = [h for h in result.structured_content["hits"] if h["document_id"] == document_id][
+        :1
+    ]
+    assert mcp_hit["stale"] is stale
+    context = (await http.post("/api/context", json={"query": query, "top_k": 10})).json()
+    [source] = [s for s in context["sources"] if s["document_id"] == document_id][:1]
+    assert source["stale"] is stale
+    assert ("may be stale" in context["block"]) is stale
+    done = await _sse_done(http, {"question": query, "workspaces": [slug], "mode": "fast"})
+    [citation] = [c for c in done["citations"] if c["document_id"] == document_id][:1]
+    assert (citation["stale"], citation["source_path"]) == (stale, "docs/config.md")
+    assert citation["commit_date"] is not None
 
 
 async def test_removing_a_source_removes_its_documents_and_keeps_the_others(

@@ -1455,6 +1455,19 @@ export interface components {
              * @default
              */
             workspace: string;
+            /** Source Path */
+            source_path?: string | null;
+            /** Commit */
+            commit?: string | null;
+            /** Commit Date */
+            commit_date?: string | null;
+            /** Source Url */
+            source_url?: string | null;
+            /**
+             * Stale
+             * @default false
+             */
+            stale: boolean;
         };
         /** Connection */
         Connection: {
@@ -2187,6 +2200,15 @@ export interface components {
             score: number;
             /** Matched Terms */
             matched_terms: string[];
+            /** Source Path */
+            source_path?: string | null;
+            /** Commit */
+            commit?: string | null;
+            /**
+             * Stale
+             * @default false
+             */
+            stale: boolean;
         };
         /** SearchRequest */
         SearchRequest: {
@@ -2662,6 +2684,12 @@ export interface components {
             title: string;
             /** Score */
             score: number | null;
+            /**
+             * Stale
+             * @description A synced document whose named code changed since.
+             * @default false
+             */
+            stale: boolean;
         };
         /** Source */
         app__sources__schemas__Source: {
