@@ -203,6 +203,8 @@ class Commit:
     date: datetime
     # Each changed file's path and the lines the commit added or removed there.
     changes: dict[str, list[str]] = field(default_factory=dict)
+    # The paths it deleted (a rename, read without rename detection, deletes the old path).
+    deleted: set[str] = field(default_factory=set)
 
 
 _MARK = "\x1e"
@@ -256,6 +258,7 @@ async def commits_since(mirror: Path, commit: str, since: datetime | None) -> li
     topological order (a commit before its parents), each with the files it changed and its
     changed lines (zero lines of context)."""
     args = ["log", "--topo-order", "--no-merges", "-p", "-U0", "--no-color", "--no-ext-diff",
+            "--no-renames",
             f"--format={_MARK}%H %cI", commit]  # fmt: skip
     if since is not None:
         args.append(f"--since={since.isoformat()}")
@@ -266,15 +269,19 @@ async def commits_since(mirror: Path, commit: str, since: datetime | None) -> li
         sha, _, date = head.partition(" ")
         current = Commit(sha=sha, date=datetime.fromisoformat(date))
         lines: list[str] = []
+        old_path = ""
         for line in body.splitlines():
             if line.startswith("diff --git "):
-                lines = []
+                lines, old_path = [], ""
             elif line.startswith("--- a/"):
-                lines = current.changes.setdefault(line[6:], [])
+                old_path = line[6:]
+                lines = current.changes.setdefault(old_path, [])
+            elif line.startswith("+++ /dev/null"):
+                current.deleted.add(old_path)
             elif line.startswith("+++ b/"):
                 # A new file has no old path; a renamed one is known by its new one.
                 lines = current.changes.setdefault(line[6:], lines)
-            elif line.startswith(("--- /dev/null", "+++ /dev/null")):
+            elif line.startswith("--- /dev/null"):
                 continue
             elif line[:1] in {"+", "-"}:
                 lines.append(line[1:])

@@ -3,10 +3,15 @@
 A document names code in its code spans and code blocks: file paths (`app/cli.py`, `cli.py`)
 and distinctive identifiers (`ingest_paths`, `SecretBox`, `KEY_ID`: snake case, camel case or
 upper case with an underscore, four characters or more; a plain word such as `run` is too
-common to say which code it means). A commit after the document's own last change that changes
-a file at a named path, or adds or removes a line holding a named identifier in a file that is
-not one of the source's documents, is evidence that the document may be stale. Names are kept
-in lower case."""
+common to say which code it means). A commit after the document's own last change is evidence
+that the document may be stale when, in a file that is not one of the source's documents, it
+deletes or moves away a file at a named path, or adds or removes a line that defines a named
+identifier (a `def`, `class`, `const`..., an assignment, an upper-case constant or setting).
+The flag names the commit and the files to read. Names are kept in lower case.
+
+Measured on this project's history (docs/BENCHMARKS.md, "Stale docs"): flagging every change
+to a named file, or every changed line that merely uses a named identifier, flagged most
+versions of most pages, because busy files change in nearly every commit."""
 
 from __future__ import annotations
 
@@ -31,6 +36,16 @@ _SUFFIX_WORDS = (
 )
 _FILE_SUFFIXES = frozenset(_SUFFIX_WORDS.split())
 MIN_IDENTIFIER = 4
+# Where a changed line defines a name, rather than only uses it: a definition (`def`, `class`,
+# `function`, `const`, ...), an assignment or a keyword argument's name, or an upper-case
+# constant or setting anywhere (`CORPUS_SOURCE_ROOTS`). A call site that changed says little
+# about what the called code does.
+_DEFINITION = re.compile(
+    r"\b(?:def|class|function|func|fn|const|let|var|type|interface|struct|enum|trait|module)"
+    r"\s+([A-Za-z_][A-Za-z0-9_]*)"
+    r"|^\s*(?:self\.|this\.)?([A-Za-z_][A-Za-z0-9_]*)\s*(?::[^=]*)?=(?!=)"
+    r"|\b([A-Z][A-Z0-9]*_[A-Z0-9_]+)\b"
+)
 
 
 def distinctive(word: str) -> bool:
@@ -80,17 +95,30 @@ def path_names(path: str) -> list[str]:
     return ["/".join(parts[at:]) for at in range(len(parts))]
 
 
+def defined(line: str) -> set[str]:
+    """The distinctive names a line of code defines (lower case)."""
+    found = set()
+    for match in _DEFINITION.finditer(line):
+        word = next(group for group in match.groups() if group)
+        if distinctive(word):
+            found.add(word.lower())
+    return found
+
+
 def commit_names(commit: Commit, is_document: Callable[[str], bool]) -> tuple[set[str], set[str]]:
     """The names a commit touched, in code only (the source's documents left out): the tails of
-    its changed paths, and the distinctive identifiers on its changed lines."""
+    the paths it deleted or moved away, and the distinctive identifiers its changed lines
+    define. A file that changed in place is judged by what it defines: a busy file (`cli.py`)
+    changes in nearly every commit, and a path alone would flag every page that names it."""
     paths: set[str] = set()
     identifiers: set[str] = set()
     for path, lines in commit.changes.items():
         if is_document(path):
             continue
-        paths.update(path_names(path))
+        if path in commit.deleted:
+            paths.update(path_names(path))
         for line in lines:
-            identifiers.update(word.lower() for word in _WORD.findall(line) if distinctive(word))
+            identifiers |= defined(line)
     return paths, identifiers
 
 
@@ -101,20 +129,26 @@ def finding(
     wanted = set(named)
     if not wanted:
         return None
-    paths, identifiers = commit_names(commit, is_document)
-    hit_paths = sorted(
-        path
-        for path in commit.changes
-        if not is_document(path) and wanted.intersection(path_names(path))
-    )
-    hit_identifiers = sorted(wanted & (identifiers - paths))
+    hit_paths: set[str] = set()
+    hit_identifiers: set[str] = set()
+    for path, lines in commit.changes.items():
+        if is_document(path):
+            continue
+        if path in commit.deleted and wanted.intersection(path_names(path)):
+            hit_paths.add(path)
+        for line in lines:
+            found = defined(line) & wanted
+            if found:
+                # The file where a named identifier's definition changed is the path to read.
+                hit_paths.add(path)
+                hit_identifiers |= found
     if not hit_paths and not hit_identifiers:
         return None
     return {
         "commit": commit.sha,
         "date": commit.date.isoformat(),
-        "paths": hit_paths,
-        "identifiers": hit_identifiers,
+        "paths": sorted(hit_paths),
+        "identifiers": sorted(hit_identifiers),
     }
 
 

@@ -46,7 +46,7 @@ def test_a_document_names_the_paths_and_distinctive_identifiers_of_its_code() ->
     assert "corpus" not in named
 
 
-def test_a_commit_flags_a_document_only_through_code_it_names() -> None:
+def test_a_commit_flags_a_document_through_definitions_and_moved_files_it_names() -> None:
     def is_document(path: str) -> bool:
         return path.endswith(".md")
 
@@ -54,21 +54,29 @@ def test_a_commit_flags_a_document_only_through_code_it_names() -> None:
         sha="c2",
         date=datetime(2026, 1, 2, tzinfo=UTC),
         changes={
-            "app/cli.py": ["def load_config(path, strict):"],
-            "docs/other.md": ["mentions ingest_paths in a doc"],
+            "app/cli.py": ["def load_config(path, strict):", "    run_things(ingest_paths)"],
+            "app/old_name.py": ["x = 1"],
+            "docs/other.md": ["def mentions_in_a_doc():"],
         },
+        deleted={"app/old_name.py"},
     )
-    assert stale.finding(commit, ["cli.py"], is_document) == {
+    assert stale.finding(commit, ["load_config"], is_document) == {
         "commit": "c2",
         "date": "2026-01-02T00:00:00+00:00",
         "paths": ["app/cli.py"],
-        "identifiers": [],
+        "identifiers": ["load_config"],
     }
-    assert stale.finding(commit, ["load_config"], is_document) is not None
+    # A file that changed in place, or a line that only uses a name, is not enough.
+    assert stale.finding(commit, ["cli.py", "ingest_paths"], is_document) is None
+    # A named file that moved away is.
+    moved = stale.finding(commit, ["old_name.py"], is_document)
+    assert moved is not None
+    assert moved["paths"] == ["app/old_name.py"]
     # A change to another document is not a change to code.
-    assert stale.finding(commit, ["ingest_paths"], is_document) is None
+    assert stale.finding(commit, ["mentions_in_a_doc"], is_document) is None
     older = Commit(sha="c1", date=datetime(2026, 1, 1, tzinfo=UTC), changes=commit.changes)
     # Newest first: only what comes before the document's own commit is after it.
     history = [commit, older]
-    assert stale.findings(history, ["cli.py"], "c1", older.date, is_document)[0]["commit"] == "c2"
-    assert stale.findings(history, ["cli.py"], "c2", commit.date, is_document) == []
+    found = stale.findings(history, ["load_config"], "c1", older.date, is_document)
+    assert [flag["commit"] for flag in found] == ["c2"]
+    assert stale.findings(history, ["load_config"], "c2", commit.date, is_document) == []
