@@ -13,9 +13,9 @@ from app.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from app.schemas import Page
 from app.sources import service as sources_service
 from app.sources.schemas import (
+    KnowledgeSource,
     Provenance,
     PushReceived,
-    Source,
     SourceCreate,
     SourceRun,
     SourceUpdate,
@@ -36,23 +36,23 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 
 @router.get(
     "/api/workspaces/{slug}/sources",
-    response_model=Page[Source],
+    response_model=Page[KnowledgeSource],
     operation_id="listSources",
     responses=_ERRORS,
 )
 async def list_sources(
     slug: str, principal: CurrentPrincipal, conn: ReadConn, resources: AppResources
-) -> Page[Source]:
+) -> Page[KnowledgeSource]:
     """List a workspace's sources (admins)."""
     items = await sources_service.list_sources(
         conn, principal, slug, settings=resources.settings, box=resources.box
     )
-    return Page[Source](items=items)
+    return Page[KnowledgeSource](items=items)
 
 
 @router.post(
     "/api/workspaces/{slug}/sources",
-    response_model=Source,
+    response_model=KnowledgeSource,
     status_code=status.HTTP_201_CREATED,
     operation_id="createSource",
     responses=_ERRORS,
@@ -63,7 +63,7 @@ async def create_source(
     principal: CurrentPrincipal,
     conn: WriteConn,
     resources: AppResources,
-) -> Source:
+) -> KnowledgeSource:
     """Add a folder or a git repository to a workspace (admins); sync it next."""
     return await sources_service.create_source(
         conn,
@@ -94,11 +94,14 @@ async def list_stale_documents(
 
 
 @router.get(
-    "/api/sources/{source_id}", response_model=Source, operation_id="getSource", responses=_ERRORS
+    "/api/sources/{source_id}",
+    response_model=KnowledgeSource,
+    operation_id="getSource",
+    responses=_ERRORS,
 )
 async def get_source(
     source_id: UUID, principal: CurrentPrincipal, conn: ReadConn, resources: AppResources
-) -> Source:
+) -> KnowledgeSource:
     """One source (admins)."""
     return await sources_service.get_source(
         conn, principal, source_id, settings=resources.settings, box=resources.box
@@ -107,7 +110,7 @@ async def get_source(
 
 @router.patch(
     "/api/sources/{source_id}",
-    response_model=Source,
+    response_model=KnowledgeSource,
     operation_id="updateSource",
     responses=_ERRORS,
 )
@@ -117,7 +120,7 @@ async def update_source(
     principal: CurrentPrincipal,
     conn: WriteConn,
     resources: AppResources,
-) -> Source:
+) -> KnowledgeSource:
     """Change, pause or resume a source (admins)."""
     return await sources_service.update_source(
         conn,

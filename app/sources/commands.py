@@ -16,7 +16,7 @@ from app.db import embedded, migrate
 from app.db.engine import Database
 from app.kit.secrets import SecretBox
 from app.sources import service as sources_service
-from app.sources.schemas import Source, SourceCreate, SourceRun
+from app.sources.schemas import KnowledgeSource, SourceCreate, SourceRun
 
 
 @asynccontextmanager
@@ -34,7 +34,7 @@ def _attached(settings: Settings, work: Any) -> Any:
         return asyncio.run(work(url))
 
 
-def _line(source: Source) -> str:
+def _line(source: KnowledgeSource) -> str:
     state = "paused" if source.paused else "active"
     branch = f" @{source.branch}" if source.branch else ""
     synced = source.last_synced_at.isoformat() if source.last_synced_at else "never"
@@ -47,7 +47,7 @@ def _line(source: Source) -> str:
 def add(settings: Settings, workspace: str, data: SourceCreate) -> int:
     box = SecretBox(settings.resolved_secret_key())
 
-    async def work(url: str) -> Source:
+    async def work(url: str) -> KnowledgeSource:
         async with _database(url) as db, db.write() as conn:
             return await sources_service.create_source(
                 conn, LOCAL_ADMIN, workspace, data, settings=settings, box=box
@@ -62,7 +62,7 @@ def add(settings: Settings, workspace: str, data: SourceCreate) -> int:
 def list_(settings: Settings, workspace: str) -> int:
     box = SecretBox(settings.resolved_secret_key())
 
-    async def work(url: str) -> list[Source]:
+    async def work(url: str) -> list[KnowledgeSource]:
         async with _database(url) as db, db.read() as conn:
             return await sources_service.list_sources(
                 conn, LOCAL_ADMIN, workspace, settings=settings, box=box

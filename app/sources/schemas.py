@@ -83,7 +83,7 @@ class SourceUpdate(_Input):
     schedule_minutes: Annotated[int, Field(ge=5, le=10080)] | None = None
 
 
-class Source(BaseModel):
+class KnowledgeSource(BaseModel):
     id: UUID
     workspace: str
     kind: SourceKind

@@ -28,8 +28,8 @@ from app.kit.secrets import SecretBox, new_token
 from app.kit.updates import changes
 from app.sources import queries
 from app.sources.schemas import (
+    KnowledgeSource,
     Provenance,
-    Source,
     SourceCreate,
     SourceRun,
     SourceUpdate,
@@ -53,8 +53,8 @@ def webhook_url(settings: Settings, source_id: UUID) -> str:
     return f"{settings.public_url.rstrip('/')}/api/sources/{source_id}/webhook"
 
 
-def _shown(row: queries.SourceRow, settings: Settings, box: SecretBox) -> Source:
-    return Source(
+def _shown(row: queries.SourceRow, settings: Settings, box: SecretBox) -> KnowledgeSource:
+    return KnowledgeSource(
         id=row.id,
         workspace=row.workspace,
         kind=row.kind,  # type: ignore[arg-type]  # the table's check holds it to the two kinds
@@ -156,7 +156,7 @@ async def _workspace(conn: ReadConnection, slug: str) -> UUID:
 
 async def list_sources(
     conn: ReadConnection, principal: Principal, slug: str, *, settings: Settings, box: SecretBox
-) -> list[Source]:
+) -> list[KnowledgeSource]:
     """The workspace's sources (admins).
 
     Raises:
@@ -174,7 +174,7 @@ async def get_source(
     *,
     settings: Settings,
     box: SecretBox,
-) -> Source:
+) -> KnowledgeSource:
     """Raises:
     Forbidden, NotFound.
     """
@@ -191,7 +191,7 @@ async def create_source(
     settings: Settings,
     box: SecretBox,
     addresses: AddressRules | None = None,
-) -> Source:
+) -> KnowledgeSource:
     """Add a source to a workspace (admins); its first sync is the caller's next step.
 
     Raises:
@@ -237,7 +237,7 @@ async def update_source(
     settings: Settings,
     box: SecretBox,
     addresses: AddressRules | None = None,
-) -> Source:
+) -> KnowledgeSource:
     """Change, pause or resume a source (admins). A new location or branch starts over at the
     next sync: files no longer there are removed, the rest compared by content.
 

@@ -1542,7 +1542,7 @@ export interface components {
             /** Workspaces */
             workspaces: string[];
             /** Sources */
-            sources: components["schemas"]["app__routing__schemas__Source"][];
+            sources: components["schemas"]["Source"][];
             /** Failures */
             failures: components["schemas"]["Failure"][];
             /** Cache Hit */
@@ -1910,6 +1910,66 @@ export interface components {
              */
             top_k: number;
         };
+        /** KnowledgeSource */
+        KnowledgeSource: {
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Workspace */
+            workspace: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "folder" | "git";
+            /** Location */
+            location: string;
+            /** Branch */
+            branch: string | null;
+            /** Include */
+            include: string[];
+            /** Exclude */
+            exclude: string[];
+            /** Has Secret */
+            has_secret: boolean;
+            /** Paused */
+            paused: boolean;
+            /** Schedule Minutes */
+            schedule_minutes: number | null;
+            /** Last Commit */
+            last_commit: string | null;
+            /** Last Synced At */
+            last_synced_at: string | null;
+            /**
+             * Syncing
+             * @description A sync holds the source's lease now.
+             */
+            syncing: boolean;
+            /** Document Count */
+            document_count: number;
+            /**
+             * Webhook Url
+             * @description Where a push webhook is sent (POST).
+             */
+            webhook_url: string;
+            /**
+             * Webhook Secret
+             * @description The webhook's secret (GitHub and Gitea sign with it; GitLab sends it as X-Gitlab-Token); null when this server's key cannot open it.
+             */
+            webhook_secret: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
         /** LicenseEntry */
         LicenseEntry: {
             /** License */
@@ -2008,17 +2068,17 @@ export interface components {
             /** Next Cursor */
             next_cursor?: string | null;
         };
+        /** Page[KnowledgeSource] */
+        Page_KnowledgeSource_: {
+            /** Items */
+            items: components["schemas"]["KnowledgeSource"][];
+            /** Next Cursor */
+            next_cursor?: string | null;
+        };
         /** Page[SourceRun] */
         Page_SourceRun_: {
             /** Items */
             items: components["schemas"]["SourceRun"][];
-            /** Next Cursor */
-            next_cursor?: string | null;
-        };
-        /** Page[Source] */
-        Page_Source_: {
-            /** Items */
-            items: components["schemas"]["app__sources__schemas__Source"][];
             /** Next Cursor */
             next_cursor?: string | null;
         };
@@ -2268,6 +2328,38 @@ export interface components {
              * @default
              */
             display_name: string;
+        };
+        /** Source */
+        Source: {
+            /** Key */
+            key: string;
+            /** Workspace */
+            workspace: string;
+            /** License */
+            license: string;
+            /**
+             * Document Id
+             * @description The local document quoted; null for a remote workspace's result.
+             */
+            document_id: string | null;
+            /**
+             * Chunk Id
+             * @description The local chunk quoted; null for a remote workspace's result.
+             */
+            chunk_id: string | null;
+            /**
+             * Title
+             * @description The document's title; a remote workspace's as one line of plain text.
+             */
+            title: string;
+            /** Score */
+            score: number | null;
+            /**
+             * Stale
+             * @description A synced document whose named code changed since.
+             * @default false
+             */
+            stale: boolean;
         };
         /** SourceCreate */
         SourceCreate: {
@@ -2658,98 +2750,6 @@ export interface components {
              * @description The bearer the remote server expects; stored encrypted, never shown again. Every reader of this workspace searches with it and sees what it sees: use a key of a dedicated agent account that sees only what all of them may see.
              */
             remote_token?: string | null;
-        };
-        /** Source */
-        app__routing__schemas__Source: {
-            /** Key */
-            key: string;
-            /** Workspace */
-            workspace: string;
-            /** License */
-            license: string;
-            /**
-             * Document Id
-             * @description The local document quoted; null for a remote workspace's result.
-             */
-            document_id: string | null;
-            /**
-             * Chunk Id
-             * @description The local chunk quoted; null for a remote workspace's result.
-             */
-            chunk_id: string | null;
-            /**
-             * Title
-             * @description The document's title; a remote workspace's as one line of plain text.
-             */
-            title: string;
-            /** Score */
-            score: number | null;
-            /**
-             * Stale
-             * @description A synced document whose named code changed since.
-             * @default false
-             */
-            stale: boolean;
-        };
-        /** Source */
-        app__sources__schemas__Source: {
-            /**
-             * Id
-             * Format: uuid
-             */
-            id: string;
-            /** Workspace */
-            workspace: string;
-            /**
-             * Kind
-             * @enum {string}
-             */
-            kind: "folder" | "git";
-            /** Location */
-            location: string;
-            /** Branch */
-            branch: string | null;
-            /** Include */
-            include: string[];
-            /** Exclude */
-            exclude: string[];
-            /** Has Secret */
-            has_secret: boolean;
-            /** Paused */
-            paused: boolean;
-            /** Schedule Minutes */
-            schedule_minutes: number | null;
-            /** Last Commit */
-            last_commit: string | null;
-            /** Last Synced At */
-            last_synced_at: string | null;
-            /**
-             * Syncing
-             * @description A sync holds the source's lease now.
-             */
-            syncing: boolean;
-            /** Document Count */
-            document_count: number;
-            /**
-             * Webhook Url
-             * @description Where a push webhook is sent (POST).
-             */
-            webhook_url: string;
-            /**
-             * Webhook Secret
-             * @description The webhook's secret (GitHub and Gitea sign with it; GitLab sends it as X-Gitlab-Token); null when this server's key cannot open it.
-             */
-            webhook_secret: string | null;
-            /**
-             * Created At
-             * Format: date-time
-             */
-            created_at: string;
-            /**
-             * Updated At
-             * Format: date-time
-             */
-            updated_at: string;
         };
     };
     responses: never;
@@ -4015,7 +4015,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Page_Source_"];
+                    "application/json": components["schemas"]["Page_KnowledgeSource_"];
                 };
             };
             /** @description No valid credential was presented. */
@@ -4086,7 +4086,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["app__sources__schemas__Source"];
+                    "application/json": components["schemas"]["KnowledgeSource"];
                 };
             };
             /** @description No valid credential was presented. */
@@ -4230,7 +4230,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["app__sources__schemas__Source"];
+                    "application/json": components["schemas"]["KnowledgeSource"];
                 };
             };
             /** @description No valid credential was presented. */
@@ -4366,7 +4366,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["app__sources__schemas__Source"];
+                    "application/json": components["schemas"]["KnowledgeSource"];
                 };
             };
             /** @description No valid credential was presented. */
