@@ -1,14 +1,15 @@
 """Time a git source's sync: a repository of a few thousand Markdown files, synced cold, then
 again after one commit that edits, renames and deletes ten files (issue #35).
 
-    .venv/bin/python scripts/bench_sources.py [--files 3000] [--provider hash] [--json]
+    .venv/bin/python scripts/bench_sources.py [--files 3000] [--provider hash]
 
 The repository is generated in a temporary folder (no network), with a history of a few
 commits so that the stale flags have something to read; a throwaway database on the configured
 server (the embedded one unless DATABASE_URL is set) gets a workspace and the source, and the
 product's own sync (`app.sources.sync.Syncer`) runs twice. `--provider hash` (the default) times
 the sync itself: reading, converting, chunking, writing, the BM25 statistics, the stale flags;
-`--provider local` adds the model's embedding of every chunk. Not part of `make test`.
+`--provider local` adds the model's embedding of every chunk. Prints one JSON object. Not part
+of `make test`.
 """
 
 from __future__ import annotations
@@ -181,14 +182,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=3000)
     parser.add_argument("--provider", default="hash")
-    parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    report = asyncio.run(measure(args.files, args.provider))
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        for key, value in report.items():
-            print(f"{key}: {value}")
+    print(json.dumps(asyncio.run(measure(args.files, args.provider)), indent=2))
     return 0
 
 

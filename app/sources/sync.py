@@ -131,17 +131,7 @@ class Syncer:
                 reason or f"the sync failed ({type(exc).__name__})",
             )
         else:
-            async with self.db.write() as conn:
-                await queries.finish_sync(conn, source_id, owner, last_commit=commit)
-                await queries.finish_run(
-                    conn,
-                    run_id,
-                    status="succeeded",
-                    commit=commit,
-                    counts=report.counts,
-                    failures=report.failures,
-                    error=None,
-                )
+            await self._finish(source_id, owner, run_id, report, commit=commit, error=None)
         async with self.db.read() as conn:
             run = await queries.get_run(conn, run_id)
         assert run is not None
@@ -150,16 +140,33 @@ class Syncer:
     async def _failed(
         self, source_id: UUID, owner: str, run_id: UUID, report: _Report, reason: str
     ) -> None:
+        await self._finish(source_id, owner, run_id, report, commit=None, error=reason)
+
+    async def _finish(
+        self,
+        source_id: UUID,
+        owner: str,
+        run_id: UUID,
+        report: _Report,
+        *,
+        commit: str | None,
+        error: str | None,
+    ) -> None:
+        """Record the run and release the lease; a run that succeeded also moves the source to
+        its commit."""
         async with self.db.write() as conn:
-            await queries.release_lease(conn, source_id, owner)
+            if error is None:
+                await queries.finish_sync(conn, source_id, owner, last_commit=commit)
+            else:
+                await queries.release_lease(conn, source_id, owner)
             await queries.finish_run(
                 conn,
                 run_id,
-                status="failed",
-                commit=None,
+                status="succeeded" if error is None else "failed",
+                commit=commit,
                 counts=report.counts,
                 failures=report.failures,
-                error=reason,
+                error=error,
             )
 
     async def _snapshot(self, row: queries.SourceRow) -> _Snapshot:
