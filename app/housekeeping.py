@@ -37,6 +37,7 @@ async def prune_expired(db: Database) -> dict[str, int]:
         counts |= await oauth.prune_expired(conn)
         # Not deleted: marked failed, so that their owner learns why (research_result).
         counts["abandoned research jobs"] = await records.fail_abandoned_jobs(conn)
+        counts["abandoned source syncs"] = await sources_service.fail_abandoned_runs(conn)
     return counts
 
 

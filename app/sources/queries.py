@@ -186,6 +186,29 @@ async def due_sources(conn: ReadConnection) -> list[UUID]:
     return [row.id for row in await conn.execute(statement)]
 
 
+async def fail_abandoned_runs(conn: WriteConnection) -> int:
+    """Mark failed the runs still `running` whose source's lease is free or expired: the
+    process running them died (a live sync renews its lease after every file)."""
+    lease_free = (
+        select(sources.c.id)
+        .where(
+            sources.c.id == source_runs.c.source_id,
+            or_(sources.c.lease_expires_at.is_(None), sources.c.lease_expires_at <= func.now()),
+        )
+        .exists()
+    )
+    result = await conn.execute(
+        update(source_runs)
+        .where(source_runs.c.status == "running", lease_free)
+        .values(
+            status="failed",
+            finished_at=func.now(),
+            error="the process running the sync stopped before it ended",
+        )
+    )
+    return result.rowcount or 0
+
+
 async def insert_run(conn: WriteConnection, source_id: UUID, trigger: str) -> UUID:
     statement = (
         source_runs.insert()

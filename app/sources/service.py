@@ -392,6 +392,11 @@ async def due_sources(conn: ReadConnection) -> list[UUID]:
     return await queries.due_sources(conn)
 
 
+async def fail_abandoned_runs(conn: WriteConnection) -> int:
+    """Runs whose process died, marked failed (the housekeeping's): returns how many."""
+    return await queries.fail_abandoned_runs(conn)
+
+
 def _signed(secret: str, body: bytes) -> str:
     return hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 

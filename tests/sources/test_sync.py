@@ -18,6 +18,7 @@ import httpx
 import pytest
 from sqlalchemy import text
 
+from app import housekeeping
 from app.db.engine import Database
 from app.errors import Conflict
 from app.sources.sync import Syncer
@@ -477,3 +478,40 @@ async def test_removing_a_source_removes_its_documents_and_keeps_the_others(
         assert set(await _documents(http, slug)) == {None}
         assert (await _documents(http, slug))[None]["id"] == uploaded.json()["id"]
         assert (await http.get(f"/api/sources/{source['id']}")).status_code == 404
+
+
+async def test_a_run_whose_process_died_is_marked_failed_and_a_live_one_is_not(
+    corpus: Running, admin: Account, roots: Path
+) -> None:
+    folders = [roots / "died", roots / "alive"]
+    async with httpx.AsyncClient(base_url=corpus.url, headers=admin.bearer) as http:
+        slug = await _workspace(http)
+        ids = []
+        for folder in folders:
+            folder.mkdir()
+            ids.append((await _add(http, slug, kind="folder", location=str(folder)))["id"])
+        async with corpus.db.write() as conn:
+            for source_id in ids:
+                await conn.execute(
+                    text("INSERT INTO source_runs (source_id, trigger) VALUES (:id, 'manual')"),
+                    {"id": source_id},
+                )
+            # The second one's process still renews its lease.
+            await conn.execute(
+                text(
+                    "UPDATE sources SET lease_owner = 'elsewhere', "
+                    "lease_expires_at = now() + interval '5 minutes' WHERE id = :id"
+                ),
+                {"id": ids[1]},
+            )
+        counts = await housekeeping.prune_expired(corpus.db)
+        assert counts["abandoned source syncs"] >= 1
+        [died] = (await http.get(f"/api/sources/{ids[0]}/runs")).json()["items"]
+        assert (died["status"], died["finished_at"] is not None) == ("failed", True)
+        assert died["error"]
+        [alive] = (await http.get(f"/api/sources/{ids[1]}/runs")).json()["items"]
+        assert alive["status"] == "running"
+        # While the lease is held, a manual sync is refused.
+        refused = await http.post(f"/api/sources/{ids[1]}/sync")
+        assert refused.status_code == 409
+        assert refused.json()["error"]["code"] == "conflict"
