@@ -139,9 +139,12 @@ async def update_source(
     operation_id="deleteSource",
     responses=_ERRORS,
 )
-async def delete_source(source_id: UUID, principal: CurrentPrincipal, conn: WriteConn) -> None:
+async def delete_source(
+    source_id: UUID, principal: CurrentPrincipal, conn: WriteConn, resources: AppResources
+) -> None:
     """Remove a source and the documents it synced (admins)."""
     await sources_service.delete_source(conn, principal, source_id)
+    await resources.syncs.syncer.forget(source_id)
 
 
 @router.post(

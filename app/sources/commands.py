@@ -15,6 +15,7 @@ from app.config import Settings
 from app.db import embedded, migrate
 from app.db.engine import Database
 from app.kit.secrets import SecretBox
+from app.sources import git
 from app.sources import service as sources_service
 from app.sources.schemas import KnowledgeSource, SourceCreate, SourceRun
 
@@ -128,5 +129,6 @@ def remove(settings: Settings, source_id: UUID) -> int:
             return await sources_service.delete_source(conn, LOCAL_ADMIN, source_id)
 
     count = _attached(settings, work)
+    git.remove_mirror(settings.data_dir, source_id)
     print(f"removed source {source_id} and its {count} documents")
     return 0

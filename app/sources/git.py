@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
+import shutil
 import tempfile
 from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
@@ -100,6 +101,11 @@ async def _git(*args: str, cwd: Path | None = None, env: Mapping[str, str] | Non
 
 def mirror_path(data_dir: Path, source_id: object) -> Path:
     return data_dir / "sources" / f"{source_id}.git"
+
+
+def remove_mirror(data_dir: Path, source_id: object) -> None:
+    """Delete a removed source's mirror (nothing when there is none)."""
+    shutil.rmtree(mirror_path(data_dir, source_id), ignore_errors=True)
 
 
 async def fetch(mirror: Path, location: str, branch: str | None, access: Access) -> str:

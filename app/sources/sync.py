@@ -137,6 +137,11 @@ class Syncer:
         assert run is not None
         return run
 
+    async def forget(self, source_id: UUID) -> None:
+        """Delete a removed source's git mirror (a later sync of a source by that id, which
+        cannot happen, would fetch it again)."""
+        await asyncio.to_thread(git.remove_mirror, self.settings.data_dir, source_id)
+
     async def _failed(
         self, source_id: UUID, owner: str, run_id: UUID, report: _Report, reason: str
     ) -> None:

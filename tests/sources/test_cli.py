@@ -49,9 +49,12 @@ def test_the_command_line_adds_lists_syncs_and_removes_a_source(
     assert "0 added, 0 updated, 0 removed, 2 unchanged, 1 failed" in failed.stdout
     assert "failed docs/broken.pdf" in failed.stderr
 
+    mirror = tmp_path / "data" / "sources" / f"{source_id}.git"
+    assert (mirror / "HEAD").exists()
     removed = run_corpus_here(["sources", "remove", source_id], url)
     assert removed.returncode == 0, removed.stderr
     assert f"removed source {source_id} and its 2 documents" in removed.stdout
+    assert not mirror.exists()
     assert source_id not in run_corpus_here(["sources", "list"], url).stdout
 
 
