@@ -104,6 +104,19 @@ def _under_roots(settings: Settings, path: str) -> None:
         )
 
 
+def _split(location: str) -> tuple[str, str]:
+    """A URL's host part and path.
+
+    Raises:
+        ValidationFailed: it does not parse (`https://[`).
+    """
+    try:
+        parts = urlsplit(location)
+        return parts.netloc, parts.path
+    except ValueError:
+        raise ValidationFailed("location: not a URL that parses") from None
+
+
 async def _check_location(
     settings: Settings, addresses: AddressRules | None, kind: str, location: str
 ) -> None:
@@ -114,13 +127,13 @@ async def _check_location(
         _under_roots(settings, location)
         return
     if location.startswith("file://"):
-        _under_roots(settings, urlsplit(location).path)
+        _under_roots(settings, _split(location)[1])
         return
     if location.startswith("/"):
         _under_roots(settings, location)
         return
     if location.startswith(("https://", "http://")):
-        if "@" in urlsplit(location).netloc:
+        if "@" in _split(location)[0]:
             raise ValidationFailed("location: no credentials in the URL; give them as secret")
         try:
             await (addresses or AddressRules()).check_url(location)
