@@ -271,7 +271,8 @@ async def update_source(
     _check_kind(before.kind, branch, data.secret if "secret" in names else None)
     if "location" in values:
         await _check_location(settings, addresses, before.kind, values["location"])
-    if "location" in values or "branch" in values:
+    moved = values.get("location", before.location) != before.location
+    if moved or values.get("branch", before.branch) != before.branch:
         # Another repository's commits say nothing of this one's diff.
         values["last_commit"] = None
     if values and not await queries.update_source(conn, source_id, **values):

@@ -1024,6 +1024,11 @@ scenario('an admin adds a git source to a workspace, syncs it, reads the run’s
   repo.commit('load_config is strict')
   await section.getByRole('button', { name: 'Sync now' }).click()
   await runs.getByText('0 added, 0 updated, 0 removed, 1 unchanged, 0 failed').waitFor()
+  await section.getByRole('button', { name: `Edit ${repo.path}` }).click()
+  const editing = section.getByRole('form', { name: `Edit ${repo.path}` })
+  await editing.getByLabel('Sync every (minutes)').fill('30')
+  await editing.getByRole('button', { name: 'Save source' }).click()
+  await section.getByText(/every 30 min/).waitFor()
 
   const listed = await call('GET', `/api/documents?workspace=${workspace}`)
   const [document] = listed.body.items

@@ -1,4 +1,4 @@
-import { FolderGit2, Pause, Play, RefreshCw, Trash2 } from 'lucide-react'
+import { FolderGit2, Pause, Pencil, Play, RefreshCw, Trash2 } from 'lucide-react'
 import { useState, type SubmitEvent } from 'react'
 import { toast } from 'sonner'
 
@@ -22,6 +22,7 @@ import {
   type Source,
   type SourceCreate,
   type SourceRun,
+  type SourceUpdate,
 } from '../api/sources'
 
 function globs(text: string) {
@@ -58,7 +59,8 @@ function Runs({ source }: { source: Source }) {
   )
 }
 
-function SourceRow({ source }: { source: Source }) {
+function SourceRow({ slug, source }: { slug: string; source: Source }) {
+  const [editing, setEditing] = useState(false)
   const sync = useSyncSource()
   const update = useUpdateSource()
   const remove = useDeleteSource()
@@ -92,6 +94,9 @@ function SourceRow({ source }: { source: Source }) {
             <RefreshCw aria-hidden="true" className={sync.isPending ? 'animate-spin' : undefined} />
             {sync.isPending ? 'Syncing…' : 'Sync now'}
           </Button>
+          <Button variant="ghost" size="icon-sm" aria-label={`Edit ${source.location}`} aria-expanded={editing} onClick={() => { setEditing(!editing) }}>
+            <Pencil aria-hidden="true" />
+          </Button>
           <Button
             variant="ghost"
             size="icon-sm"
@@ -123,23 +128,42 @@ function SourceRow({ source }: { source: Source }) {
           Push webhook: <span className="font-mono">{source.webhook_url}</span>
         </p>
       ) : null}
+      {editing ? <SourceForm slug={slug} source={source} onDone={() => { setEditing(false) }} /> : null}
       <Runs source={source} />
     </li>
   )
 }
 
-function AddSource({ slug }: { slug: string }) {
+/** Add a source to the workspace, or change one (`source` given: a secret left empty is kept). */
+function SourceForm({ slug, source, onDone }: { slug: string; source?: Source; onDone?: () => void }) {
   const create = useCreateSource()
-  const [kind, setKind] = useState<SourceCreate['kind']>('git')
-  const [location, setLocation] = useState('')
-  const [branch, setBranch] = useState('')
-  const [include, setInclude] = useState('')
-  const [exclude, setExclude] = useState('')
+  const update = useUpdateSource()
+  const [kind, setKind] = useState<SourceCreate['kind']>(source?.kind ?? 'git')
+  const [location, setLocation] = useState(source?.location ?? '')
+  const [branch, setBranch] = useState(source?.branch ?? '')
+  const [include, setInclude] = useState(source?.include.join(', ') ?? '')
+  const [exclude, setExclude] = useState(source?.exclude.join(', ') ?? '')
   const [secret, setSecret] = useState('')
-  const [schedule, setSchedule] = useState('')
+  const [schedule, setSchedule] = useState(source?.schedule_minutes ? String(source.schedule_minutes) : '')
+  const error = create.error ?? update.error
+  const prefix = source ? `source-${source.id}` : 'source'
 
   function submit(event: SubmitEvent) {
     event.preventDefault()
+    if (source) {
+      const changed: SourceUpdate = {
+        location: location.trim(),
+        include: globs(include),
+        exclude: globs(exclude),
+        schedule_minutes: schedule ? Number(schedule) : null,
+      }
+      if (source.kind === 'git') {
+        changed.branch = branch.trim() || null
+        if (secret) changed.secret = secret
+      }
+      update.mutate({ id: source.id, body: changed }, { onSuccess: () => { toast.success('The source is saved'); onDone?.() } })
+      return
+    }
     const body: SourceCreate = {
       kind,
       location: location.trim(),
@@ -165,44 +189,44 @@ function AddSource({ slug }: { slug: string }) {
   }
 
   return (
-    <form onSubmit={submit} className="grid gap-3 rounded-lg border p-3" aria-label="Add a source">
+    <form onSubmit={submit} className="grid gap-3 rounded-lg border p-3" aria-label={source ? `Edit ${source.location}` : 'Add a source'}>
       <div className="grid gap-3 sm:grid-cols-[10rem_1fr]">
-        <Field id="source-kind" label="Kind">
-          <NativeSelect id="source-kind" value={kind} onChange={(event) => { setKind(event.target.value as SourceCreate['kind']) }}>
+        <Field id={`${prefix}-kind`} label="Kind">
+          <NativeSelect id={`${prefix}-kind`} value={kind} disabled={Boolean(source)} onChange={(event) => { setKind(event.target.value as SourceCreate['kind']) }}>
             <option value="git">Git repository</option>
             <option value="folder">Folder on the server</option>
           </NativeSelect>
         </Field>
-        <Field id="source-location" label="Location" hint={kind === 'git' ? 'An https:// or ssh URL, or a path on the server.' : 'A folder under CORPUS_SOURCE_ROOTS.'}>
-          <Input id="source-location" value={location} onChange={(event) => { setLocation(event.target.value) }} required autoComplete="off" />
+        <Field id={`${prefix}-location`} label="Location" hint={kind === 'git' ? 'An https:// or ssh URL, or a path on the server.' : 'A folder under CORPUS_SOURCE_ROOTS.'}>
+          <Input id={`${prefix}-location`} value={location} onChange={(event) => { setLocation(event.target.value) }} required autoComplete="off" />
         </Field>
       </div>
       <div className="grid gap-3 sm:grid-cols-3">
         {kind === 'git' ? (
-          <Field id="source-branch" label="Branch" hint="Empty: the default branch.">
-            <Input id="source-branch" value={branch} onChange={(event) => { setBranch(event.target.value) }} autoComplete="off" />
+          <Field id={`${prefix}-branch`} label="Branch" hint="Empty: the default branch.">
+            <Input id={`${prefix}-branch`} value={branch} onChange={(event) => { setBranch(event.target.value) }} autoComplete="off" />
           </Field>
         ) : null}
-        <Field id="source-include" label="Include" hint="Globs, comma-separated: docs/**/*.md">
-          <Input id="source-include" value={include} onChange={(event) => { setInclude(event.target.value) }} autoComplete="off" />
+        <Field id={`${prefix}-include`} label="Include" hint="Globs, comma-separated: docs/**/*.md">
+          <Input id={`${prefix}-include`} value={include} onChange={(event) => { setInclude(event.target.value) }} autoComplete="off" />
         </Field>
-        <Field id="source-exclude" label="Exclude" hint="Globs, comma-separated.">
-          <Input id="source-exclude" value={exclude} onChange={(event) => { setExclude(event.target.value) }} autoComplete="off" />
+        <Field id={`${prefix}-exclude`} label="Exclude" hint="Globs, comma-separated.">
+          <Input id={`${prefix}-exclude`} value={exclude} onChange={(event) => { setExclude(event.target.value) }} autoComplete="off" />
         </Field>
       </div>
       <div className="grid gap-3 sm:grid-cols-2">
         {kind === 'git' ? (
-          <Field id="source-secret" label="Token or deploy key" hint="For a private repository; stored encrypted, never shown again.">
-            <Input id="source-secret" type="password" value={secret} onChange={(event) => { setSecret(event.target.value) }} autoComplete="off" />
+          <Field id={`${prefix}-secret`} label="Token or deploy key" hint="For a private repository; stored encrypted, never shown again.">
+            <Input id={`${prefix}-secret`} type="password" value={secret} onChange={(event) => { setSecret(event.target.value) }} autoComplete="off" />
           </Field>
         ) : null}
-        <Field id="source-schedule" label="Sync every (minutes)" hint="Empty: on demand and by webhook.">
-          <Input id="source-schedule" type="number" min={5} max={10080} value={schedule} onChange={(event) => { setSchedule(event.target.value) }} />
+        <Field id={`${prefix}-schedule`} label="Sync every (minutes)" hint="Empty: on demand and by webhook.">
+          <Input id={`${prefix}-schedule`} type="number" min={5} max={10080} value={schedule} onChange={(event) => { setSchedule(event.target.value) }} />
         </Field>
       </div>
-      {create.error ? <Alert variant="destructive">{errorMessage(create.error)}</Alert> : null}
+      {error ? <Alert variant="destructive">{errorMessage(error)}</Alert> : null}
       <div>
-        <Button type="submit" disabled={create.isPending}>Add source</Button>
+        <Button type="submit" disabled={create.isPending || update.isPending}>{source ? 'Save source' : 'Add source'}</Button>
       </div>
     </form>
   )
@@ -230,7 +254,7 @@ export function SourcesSection() {
           </NativeSelect>
         </Field>
       </div>
-      {slug ? <AddSource key={slug} slug={slug} /> : null}
+      {slug ? <SourceForm key={slug} slug={slug} /> : null}
       {sources.isPending && slug ? (
         <Skeleton className="h-16" aria-busy="true" aria-label="Loading sources" />
       ) : sources.isError ? (
@@ -239,7 +263,7 @@ export function SourcesSection() {
         <EmptyState icon={FolderGit2} title="No sources">Add a folder or a git repository to keep this workspace in step with it.</EmptyState>
       ) : (
         <ul className="grid gap-3" aria-label="Sources">
-          {items.map((source) => <SourceRow key={source.id} source={source} />)}
+          {items.map((source) => <SourceRow key={source.id} slug={slug} source={source} />)}
         </ul>
       )}
     </section>
