@@ -515,3 +515,34 @@ async def test_a_run_whose_process_died_is_marked_failed_and_a_live_one_is_not(
         refused = await http.post(f"/api/sources/{ids[1]}/sync")
         assert refused.status_code == 409
         assert refused.json()["error"]["code"] == "conflict"
+
+
+async def test_an_edit_keeps_the_synced_commit_unless_it_moves_and_a_paused_source_ignores_pushes(
+    corpus: Running, admin: Account, roots: Path
+) -> None:
+    repo = Repo(roots / "edited")
+    repo.write("guide.md", "# Guide\n\nThe potoroo guide.\n")
+    first = repo.commit("guide")
+    async with httpx.AsyncClient(base_url=corpus.url, headers=admin.bearer) as http:
+        slug = await _workspace(http)
+        source = await _add(http, slug, kind="git", location=str(repo.path))
+        await _sync(http, source["id"])
+        path = f"/api/sources/{source['id']}"
+        same = await http.patch(path, json={"location": str(repo.path), "schedule_minutes": 30})
+        assert same.status_code == 200
+        assert (same.json()["last_commit"], same.json()["schedule_minutes"]) == (first, 30)
+        moved = await http.patch(path, json={"branch": "main"})
+        assert (moved.json()["branch"], moved.json()["last_commit"]) == ("main", None)
+        refused = await http.patch(path, json={"location": None})
+        assert refused.status_code == 422
+        paused = await http.patch(path, json={"paused": True})
+        assert paused.json()["paused"] is True
+        body = json.dumps({"ref": "refs/heads/main"}).encode()
+        async with httpx.AsyncClient(base_url=corpus.url) as anonymous:
+            reply = await anonymous.post(
+                f"{path}/webhook", content=body, headers=_github(source["webhook_secret"], body)
+            )
+        assert (reply.status_code, reply.json()) == (202, {"syncing": False})
+        audit = (await http.get("/api/audit", params={"target": source["id"]})).json()["items"]
+        assert {entry["action"] for entry in audit} == {"source.create", "source.update"}
+        assert all("secret" not in json.dumps(entry["after"] or {}) for entry in audit)
