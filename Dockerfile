@@ -15,6 +15,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     CORPUS_DATA_DIR=/var/lib/corpus \
     CORPUS_STATIC_DIR=/srv/corpus/frontend/dist
 WORKDIR /srv/corpus
+# git: sources kept in sync from git repositories (docs/adr/0035) run the distribution's git.
+RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends git openssh-client \
+    && rm -rf /var/lib/apt/lists/*
 # The image installs the project without its `export` extra: no torch (the local model ships as
 # int8 ONNX and runs on onnxruntime, ADR 0010), so PyPI alone serves every pinned wheel.
 # Dependencies first, so a code change does not reinstall them.

@@ -60,10 +60,10 @@ public_url() {
 }
 
 install_packages() {
-  say "installing packages: python3, python3-venv, caddy, curl"
+  say "installing packages: python3, python3-venv, caddy, curl, git"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq python3 python3-venv caddy curl ca-certificates >/dev/null
+  apt-get install -y -qq python3 python3-venv caddy curl ca-certificates git openssh-client >/dev/null
   "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
     || die "Corpus needs Python 3.11 or newer; this system has $("$PYTHON" --version)"
 }

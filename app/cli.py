@@ -678,7 +678,60 @@ def _parser() -> argparse.ArgumentParser:
     keys_revoke = keys_verbs.add_parser("revoke", help="revoke a key: its next request fails")
     keys_revoke.add_argument("--id", required=True, type=_uuid, help="the key's id")
     keys_revoke.set_defaults(run=_keys_revoke)
+    _add_sources_parser(verbs)
     return parser
+
+
+def _sources(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from app.logs import configure_logging
+    from app.sources import commands
+    from app.sources.schemas import SourceCreate
+
+    settings = _settings()
+    configure_logging("WARNING")
+    if args.sources_verb == "add":
+        secret = Path(args.secret_file).read_text().strip() if args.secret_file else None
+        try:
+            data = SourceCreate(
+                kind=args.kind,
+                location=args.location,
+                branch=args.branch,
+                include=args.include or [],
+                exclude=args.exclude or [],
+                secret=secret,
+                schedule_minutes=args.schedule,
+            )
+        except ValidationError as exc:
+            return _print_invalid(exc)
+        return commands.add(settings, args.workspace, data)
+    if args.sources_verb == "list":
+        return commands.list_(settings, args.workspace)
+    if args.sources_verb == "sync":
+        return commands.sync(settings, args.id)
+    return commands.remove(settings, args.id)
+
+
+def _add_sources_parser(verbs: Any) -> None:
+    sources = verbs.add_parser("sources", help="folders and git repositories kept in sync")
+    sources_verbs = sources.add_subparsers(dest="sources_verb", required=True, metavar="VERB")
+    add = sources_verbs.add_parser("add", help="add a folder or a git repository to a workspace")
+    add.add_argument("location", help="a folder's path, or a repository's URL or path")
+    add.add_argument("--kind", choices=["git", "folder"], default="git")
+    add.add_argument("--workspace", default="default", type=_slug, help="workspace slug")
+    add.add_argument("--branch", help="git: the branch to follow (default: the default one)")
+    add.add_argument("--include", action="append", metavar="GLOB", help="paths to take")
+    add.add_argument("--exclude", action="append", metavar="GLOB", help="paths to leave out")
+    add.add_argument("--schedule", type=_positive, metavar="MINUTES", help="sync every N minutes")
+    add.add_argument("--secret-file", help="a file holding the token or deploy key")
+    listing = sources_verbs.add_parser("list", help="a workspace's sources")
+    listing.add_argument("--workspace", default="default", type=_slug, help="workspace slug")
+    sync = sources_verbs.add_parser("sync", help="sync a source now, with a progress bar")
+    sync.add_argument("id", type=_uuid, help="the source's id")
+    remove = sources_verbs.add_parser("remove", help="remove a source and its documents")
+    remove.add_argument("id", type=_uuid, help="the source's id")
+    sources.set_defaults(run=_sources)
 
 
 def _slug(value: str) -> str:
@@ -691,7 +744,7 @@ def _uuid(value: str) -> UUID:
     try:
         return UUID(value)
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a key id (a UUID)") from exc
+        raise argparse.ArgumentTypeError(f"{value!r} is not an id (a UUID)") from exc
 
 
 def _positive(value: str) -> int:

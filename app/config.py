@@ -207,6 +207,10 @@ class Settings(BaseSettings):
     remote_allow_private: bool = Field(
         default=False, validation_alias="CORPUS_REMOTE_ALLOW_PRIVATE"
     )
+    # Folders a source may read: a folder source, or a git repository given as a local path or
+    # a file:// URL, must lie under one of these (empty: none; a remote URL is not a folder).
+    # Without the rule an admin's source could publish any file the server can read.
+    source_roots: CommaList = Field(default_factory=list, validation_alias="CORPUS_SOURCE_ROOTS")
     cache_ttl_s: int = Field(default=600, ge=0, validation_alias="CORPUS_CACHE_TTL_S")
     cache_max_entries: int = Field(default=1000, ge=0, validation_alias="CORPUS_CACHE_MAX_ENTRIES")
     token_budget: int = Field(default=2000, ge=1, validation_alias="CORPUS_TOKEN_BUDGET")
@@ -276,7 +280,9 @@ class Settings(BaseSettings):
         default=128, ge=8, le=250, validation_alias="CORPUS_CONVERT_MAX_HTML_DEPTH"
     )
 
-    @field_validator("allowed_hosts", "allowed_origins", "oidc_allowed_domains", mode="before")
+    @field_validator(
+        "allowed_hosts", "allowed_origins", "oidc_allowed_domains", "source_roots", mode="before"
+    )
     @classmethod
     def _split_commas(cls, value: object) -> object:
         if isinstance(value, str):

@@ -19,8 +19,13 @@ from app.asking import records
 from app.db.engine import Database
 from app.oauth import service as oauth
 from app.sessions import service as sessions_service
+from app.sources import service as sources_service
+from app.sources.sync import Syncs
 
 logger = logging.getLogger(__name__)
+
+# A source's schedule is in minutes (five at least): a look once a minute keeps it.
+SCHEDULE_INTERVAL_S = 60.0
 
 # Expired rows are already refused where they are read; deleting them is only about size, so
 # once an hour is plenty.
@@ -39,6 +44,7 @@ async def prune_expired(db: Database) -> dict[str, int]:
         counts["research jobs of dead processes"] = await records.fail_jobs_of_dead_processes(
             conn, socket.gethostname(), psutil.pid_exists
         )
+        counts["abandoned source syncs"] = await sources_service.fail_abandoned_runs(conn)
     return counts
 
 
@@ -60,4 +66,21 @@ async def run(db: Database, interval_s: float = INTERVAL_S) -> None:
                     "pruned expired rows: %s",
                     ", ".join(f"{table} {count}" for table, count in counts.items() if count),
                 )
+        await asyncio.sleep(interval_s)
+
+
+async def sync_due_sources(
+    db: Database, syncs: Syncs, interval_s: float = SCHEDULE_INTERVAL_S
+) -> None:
+    """Start the syncs whose schedule is due, every `interval_s` seconds, until cancelled.
+    Every process looks; the source's lease lets one of them sync it."""
+    while True:
+        try:
+            async with db.read() as conn:
+                due = await sources_service.due_sources(conn)
+        except Exception as exc:
+            logger.warning("looking for scheduled syncs failed (%s)", type(exc).__name__)
+        else:
+            for source_id in due:
+                syncs.start(source_id, "schedule")
         await asyncio.sleep(interval_s)

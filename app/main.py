@@ -59,12 +59,14 @@ from app.routers import (
     people,
     routing,
     search,
+    sources,
     workspaces,
 )
 from app.routing import listener
 from app.routing import policy as routing_policy
 from app.routing.state import RoutingState
 from app.sessions.cookies import CookieSigner
+from app.sources.sync import Syncer, Syncs
 from app.spa import allowed_methods, is_api_path, register_api_docs, register_spa
 from app.system import service as system_service
 from app.throttle import Throttle
@@ -223,6 +225,9 @@ def create_app(
         models = make_models(settings)
         jobs = Jobs()
         box = SecretBox(secret_key)
+        syncs = Syncs(
+            Syncer(db=db, embedder=embedder, settings=settings, converter=converter, box=box)
+        )
         routing_state = RoutingState.open(
             settings, db, embedder, box, policy_file, addresses=addresses
         )
@@ -244,8 +249,12 @@ def create_app(
                 oidc=oidc.make_client(settings),
                 routing=routing_state,
                 addresses=addresses,
+                syncs=syncs,
             )
             pruning = asyncio.create_task(housekeeping.run(db), name="housekeeping")
+            scheduling = asyncio.create_task(
+                housekeeping.sync_due_sources(db, syncs), name="scheduled syncs"
+            )
             # The model loads while the process already answers: /readyz says "warming" until
             # it is loaded, so the first search after readiness is as fast as the hundredth.
             warming = asyncio.create_task(_warm(embedder), name="warm-embedder")
@@ -258,7 +267,7 @@ def create_app(
                 ),
                 name="cache invalidation",
             )
-            background = [pruning, warming, listening]
+            background = [pruning, scheduling, warming, listening]
             if db.replica is not None:
                 background.append(asyncio.create_task(db.replica.watch(), name="replica watch"))
             try:
@@ -269,6 +278,7 @@ def create_app(
                 for task in background:
                     task.cancel()
                 await asyncio.gather(*background, return_exceptions=True)
+                await syncs.aclose()
         finally:
             await jobs.aclose()
             await routing_state.aclose()
@@ -321,6 +331,8 @@ def create_app(
     app.include_router(keys.router)
     app.include_router(audit.router)
     app.include_router(workspaces.router)
+    app.include_router(sources.router)
+    app.include_router(sources.webhook_router)
     app.include_router(documents.router)
     app.include_router(documents.chunks_router)
     app.include_router(documents.tags_router)

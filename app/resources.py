@@ -18,6 +18,7 @@ from app.people.passwords import Hasher
 from app.rag.embeddings.base import Embedder
 from app.routing.state import RoutingState
 from app.sessions.cookies import CookieSigner
+from app.sources.sync import Syncs
 from app.throttle import Throttle
 
 if TYPE_CHECKING:
@@ -50,6 +51,8 @@ class Resources:
     routing: RoutingState
     # Where the server may connect to an address it is given (remote workspaces).
     addresses: AddressRules
+    # Sources' syncs this process runs in the background (webhooks, the schedule).
+    syncs: Syncs
     # The OpenID Connect provider's client; None unless OIDC is configured.
     oidc: StarletteOAuth2App | None = None
 

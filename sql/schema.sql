@@ -275,6 +275,57 @@ CREATE TABLE public.sessions (
     token_sha256 text NOT NULL
 );
 
+CREATE TABLE public.source_documents (
+    document_id uuid NOT NULL,
+    source_id uuid NOT NULL,
+    path text NOT NULL,
+    file_hash text NOT NULL,
+    commit text,
+    commit_date timestamp with time zone,
+    names text[] DEFAULT '{}'::text[] NOT NULL,
+    stale jsonb DEFAULT '[]'::jsonb NOT NULL
+);
+
+CREATE TABLE public.source_runs (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    source_id uuid NOT NULL,
+    trigger text NOT NULL,
+    status text DEFAULT 'running'::text NOT NULL,
+    started_at timestamp with time zone DEFAULT now() NOT NULL,
+    finished_at timestamp with time zone,
+    commit text,
+    added integer DEFAULT 0 NOT NULL,
+    updated integer DEFAULT 0 NOT NULL,
+    removed integer DEFAULT 0 NOT NULL,
+    unchanged integer DEFAULT 0 NOT NULL,
+    failed integer DEFAULT 0 NOT NULL,
+    failures jsonb DEFAULT '[]'::jsonb NOT NULL,
+    error text,
+    CONSTRAINT ck_source_runs_status CHECK ((status = ANY (ARRAY['running'::text, 'succeeded'::text, 'failed'::text])))
+);
+
+CREATE TABLE public.sources (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    workspace_id uuid NOT NULL,
+    kind text NOT NULL,
+    location text NOT NULL,
+    branch text,
+    include text[] DEFAULT '{}'::text[] NOT NULL,
+    exclude text[] DEFAULT '{}'::text[] NOT NULL,
+    secret_encrypted bytea,
+    webhook_secret_encrypted bytea NOT NULL,
+    paused boolean DEFAULT false NOT NULL,
+    schedule_minutes integer,
+    last_commit text,
+    last_synced_at timestamp with time zone,
+    lease_owner text,
+    lease_expires_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT ck_sources_kind CHECK ((kind = ANY (ARRAY['folder'::text, 'git'::text]))),
+    CONSTRAINT ck_sources_schedule CHECK (((schedule_minutes IS NULL) OR (schedule_minutes > 0)))
+);
+
 CREATE TABLE public.users (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
     email text NOT NULL,
@@ -374,6 +425,15 @@ ALTER TABLE ONLY public.research_jobs
 ALTER TABLE ONLY public.sessions
     ADD CONSTRAINT pk_sessions PRIMARY KEY (id);
 
+ALTER TABLE ONLY public.source_documents
+    ADD CONSTRAINT pk_source_documents PRIMARY KEY (document_id);
+
+ALTER TABLE ONLY public.source_runs
+    ADD CONSTRAINT pk_source_runs PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.sources
+    ADD CONSTRAINT pk_sources PRIMARY KEY (id);
+
 ALTER TABLE ONLY public.users
     ADD CONSTRAINT pk_users PRIMARY KEY (id);
 
@@ -388,6 +448,12 @@ ALTER TABLE ONLY public.chunks
 
 ALTER TABLE ONLY public.sessions
     ADD CONSTRAINT uq_sessions_token_sha256 UNIQUE (token_sha256);
+
+ALTER TABLE ONLY public.source_documents
+    ADD CONSTRAINT uq_source_documents_source_id_path UNIQUE (source_id, path);
+
+ALTER TABLE ONLY public.sources
+    ADD CONSTRAINT uq_sources_workspace_id_location UNIQUE (workspace_id, location);
 
 ALTER TABLE ONLY public.users
     ADD CONSTRAINT uq_users_email UNIQUE (email);
@@ -456,6 +522,10 @@ CREATE INDEX ix_research_jobs_user_id ON public.research_jobs USING btree (user_
 CREATE INDEX ix_sessions_expires_at ON public.sessions USING btree (expires_at);
 
 CREATE INDEX ix_sessions_user_id ON public.sessions USING btree (user_id);
+
+CREATE INDEX ix_source_documents_names ON public.source_documents USING gin (names);
+
+CREATE INDEX ix_source_runs_source_id_started_at ON public.source_runs USING btree (source_id, started_at);
 
 CREATE TRIGGER documents_notify_workspace AFTER INSERT OR DELETE OR UPDATE ON public.documents FOR EACH ROW EXECUTE FUNCTION public.notify_workspace_changed();
 
@@ -540,3 +610,15 @@ ALTER TABLE ONLY public.research_jobs
 
 ALTER TABLE ONLY public.sessions
     ADD CONSTRAINT fk_sessions_user_id_users FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.source_documents
+    ADD CONSTRAINT fk_source_documents_document_id_documents FOREIGN KEY (document_id) REFERENCES public.documents(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.source_documents
+    ADD CONSTRAINT fk_source_documents_source_id_sources FOREIGN KEY (source_id) REFERENCES public.sources(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.source_runs
+    ADD CONSTRAINT fk_source_runs_source_id_sources FOREIGN KEY (source_id) REFERENCES public.sources(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.sources
+    ADD CONSTRAINT fk_sources_workspace_id_workspaces FOREIGN KEY (workspace_id) REFERENCES public.workspaces(id) ON DELETE CASCADE;

@@ -167,6 +167,8 @@ LONG_MODULES = (
     "tests/mcp/test_tasks.py",
     "tests/ops/test_backup.py",
     "tests/ops/test_load.py",
+    "tests/sources/test_sync.py",
+    "tests/sources/test_cli.py",
 )
 
 

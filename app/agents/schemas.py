@@ -4,6 +4,7 @@ built of them."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Literal
 from uuid import UUID
 
@@ -47,6 +48,14 @@ class Citation(BaseModel):
     url: str
     # The cited document's workspace (empty in answers kept before citations named it).
     workspace: str = ""
+    # Where a synced document came from (issue #35): its path in its source, the commit and
+    # date of its last change, the file's web page when its host has one, and whether code it
+    # names changed since. Null and false for any other document.
+    source_path: str | None = None
+    commit: str | None = None
+    commit_date: datetime | None = None
+    source_url: str | None = None
+    stale: bool = False
 
     @classmethod
     def of(

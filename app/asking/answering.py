@@ -52,6 +52,7 @@ from app.rag.embeddings.base import Embedder
 from app.routing.state import RoutingState
 from app.search import service as search_service
 from app.search.schemas import Door, SearchRequest
+from app.sources import service as sources_service
 
 logger = logging.getLogger(__name__)
 
@@ -412,11 +413,37 @@ async def _extractive(
         )
 
 
+async def _with_provenance(conn: WriteConnection, principal: Principal, answer: Answer) -> Answer:
+    """Citations of synced documents carry where they came from and whether they may be
+    stale: a reader weighs an answer by its sources' age."""
+    known = await sources_service.provenances(
+        conn, principal, list({citation.document_id for citation in answer.citations})
+    )
+    if not known:
+        return answer
+    cited = [
+        citation
+        if citation.document_id not in known
+        else citation.model_copy(
+            update={
+                "source_path": known[citation.document_id].path,
+                "commit": known[citation.document_id].commit,
+                "commit_date": known[citation.document_id].commit_date,
+                "source_url": known[citation.document_id].url,
+                "stale": known[citation.document_id].stale,
+            }
+        )
+        for citation in answer.citations
+    ]
+    return answer.model_copy(update={"citations": cited})
+
+
 async def _done(
     conn: WriteConnection, question: Question, run: Run, mode: RunMode, answer: Answer
 ) -> DoneEvent:
     """The run's last event, carrying `answer`; in a chat, the turn is kept in the same
     transaction."""
+    answer = await _with_provenance(conn, run.principal, answer)
     chat_id = question.chat_id
     if question.in_chat:
         chat_id = await records.record_turn(

@@ -193,6 +193,102 @@ documents = Table(
     Index(None, "title", postgresql_using="gin", postgresql_ops={"title": "gin_trgm_ops"}),
 )
 
+# A folder on the server or a git repository kept in sync with a workspace (issue #35, ADR
+# 0035). The sources package is its one writer.
+sources = Table(
+    "sources",
+    metadata,
+    _id(),
+    Column(
+        "workspace_id",
+        UUID(as_uuid=True),
+        ForeignKey("workspaces.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("kind", Text, nullable=False),
+    # A folder's absolute path; a repository's URL or local path.
+    Column("location", Text, nullable=False),
+    Column("branch", Text),
+    Column("include", _texts(), nullable=False, server_default="{}"),
+    Column("exclude", _texts(), nullable=False, server_default="{}"),
+    # A token or a deploy key must be presented, so it is encrypted, not hashed.
+    Column("secret_encrypted", LargeBinary),
+    # What a push webhook signs its body with (GitHub, Gitea) or sends (GitLab).
+    Column("webhook_secret_encrypted", LargeBinary, nullable=False),
+    Column("paused", Boolean, nullable=False, server_default=text("false")),
+    # Minutes between scheduled syncs; null: on demand and by webhook only.
+    Column("schedule_minutes", Integer),
+    # The commit the documents stand at (git), so the next sync reads only the diff.
+    Column("last_commit", Text),
+    Column("last_synced_at", DateTime(timezone=True)),
+    # One sync at a time, across processes: a sync takes the lease and renews it while it works.
+    Column("lease_owner", Text),
+    Column("lease_expires_at", DateTime(timezone=True)),
+    _created_at(),
+    _updated_at(),
+    CheckConstraint("kind IN ('folder', 'git')", name="kind"),
+    CheckConstraint("schedule_minutes IS NULL OR schedule_minutes > 0", name="schedule"),
+    UniqueConstraint("workspace_id", "location"),
+)
+
+source_runs = Table(
+    "source_runs",
+    metadata,
+    _id(),
+    Column(
+        "source_id",
+        UUID(as_uuid=True),
+        ForeignKey("sources.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("trigger", Text, nullable=False),
+    Column("status", Text, nullable=False, server_default="running"),
+    Column("started_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("finished_at", DateTime(timezone=True)),
+    Column("commit", Text),
+    Column("added", Integer, nullable=False, server_default="0"),
+    Column("updated", Integer, nullable=False, server_default="0"),
+    Column("removed", Integer, nullable=False, server_default="0"),
+    Column("unchanged", Integer, nullable=False, server_default="0"),
+    Column("failed", Integer, nullable=False, server_default="0"),
+    # [{path, reason}] for each file that failed, and the run's own error when it failed whole.
+    Column("failures", JSONB, nullable=False, server_default="[]"),
+    Column("error", Text),
+    CheckConstraint("status IN ('running', 'succeeded', 'failed')", name="status"),
+    Index(None, "source_id", "started_at"),
+)
+
+# Which document each of a source's files became: its path, what the file held, and for git the
+# commit and date of its last change and the later commits that changed code it names.
+source_documents = Table(
+    "source_documents",
+    metadata,
+    Column(
+        "document_id",
+        UUID(as_uuid=True),
+        ForeignKey("documents.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column(
+        "source_id",
+        UUID(as_uuid=True),
+        ForeignKey("sources.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("path", Text, nullable=False),
+    # The file's bytes' sha256 (a folder) or its blob id (git): unchanged files are skipped.
+    Column("file_hash", Text, nullable=False),
+    Column("commit", Text),
+    Column("commit_date", DateTime(timezone=True)),
+    # The paths and identifiers the document names in its code (lower case), matched against
+    # the commits that come after it.
+    Column("names", _texts(), nullable=False, server_default="{}"),
+    # [{commit, date, paths, identifiers}]: later commits that changed code the document names.
+    Column("stale", JSONB, nullable=False, server_default="[]"),
+    UniqueConstraint("source_id", "path"),
+    Index(None, "names", postgresql_using="gin"),
+)
+
 chunks = Table(
     "chunks",
     metadata,

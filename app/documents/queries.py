@@ -229,6 +229,16 @@ async def update_document(
     await conn.execute(statement)
 
 
+async def set_source(
+    conn: WriteConnection, document_id: UUID, *, source: str | None, bump_version: bool
+) -> None:
+    """Write where the document came from; a new version when its content did not change."""
+    statement = update(documents).where(documents.c.id == document_id).values(source=source)
+    if bump_version:
+        statement = statement.values(version=documents.c.version + 1, updated_at=func.now())
+    await conn.execute(statement)
+
+
 async def delete_document(conn: WriteConnection, document_id: UUID) -> None:
     await conn.execute(documents.delete().where(documents.c.id == document_id))
 

@@ -145,19 +145,23 @@ async def create(
     *,
     media_type: str = MARKDOWN,
     derived_from: Sequence[UUID] | None = None,
+    dedupe: bool = True,
 ) -> DocumentCreated:
     """Add a document: chunk, embed and index it in the caller's transaction. `derived_from`
     records the chunks an agent's note was drawn from.
 
     Identical content from the same owner in the same workspace is not added twice: the reply
-    names the existing document with `unchanged: true`.
+    names the existing document with `unchanged: true` (unless `dedupe` is off: two files of a
+    source that hold the same text are two documents, each kept in step with its file).
 
     Raises:
         Forbidden: the role may not add documents. ValidationFailed: unknown workspace, empty
         content, or a private document without an owner. TooLarge: over the length limit.
     """
     with tracing.span("ingest", {"corpus.ingest.media_type": media_type}) as current:
-        created = await _create(conn, principal, embedder, settings, data, media_type, derived_from)
+        created = await _create(
+            conn, principal, embedder, settings, data, media_type, derived_from, dedupe
+        )
         current.set_attribute("corpus.document_id", str(created.id))
         current.set_attribute("corpus.ingest.unchanged", created.unchanged)
         current.set_attribute("corpus.ingest.chunks", created.chunk_count)
@@ -172,6 +176,7 @@ async def _create(
     data: DocumentCreate,
     media_type: str,
     derived_from: Sequence[UUID] | None,
+    dedupe: bool,
 ) -> DocumentCreated:
     _require_editor(principal)
     _check_length(settings, data.content)
@@ -179,9 +184,11 @@ async def _create(
         raise ValidationFailed("visibility: a private document needs an owner; sign in first")
     workspace_id = await workspaces_service.write_target(conn, principal, data.workspace)
     digest = _sha256(data.content)
-    existing = await queries.find_same_content(
-        conn, workspace_id=workspace_id, owner_id=principal.user_id, content_sha256=digest
-    )
+    existing = None
+    if dedupe:
+        existing = await queries.find_same_content(
+            conn, workspace_id=workspace_id, owner_id=principal.user_id, content_sha256=digest
+        )
     if existing is not None:
         document = await _reread(conn, principal, existing)
         return DocumentCreated(**document.model_dump(), unchanged=True)
@@ -267,16 +274,16 @@ class FileUpload:
 
 
 @dataclass(frozen=True, slots=True)
-class _Converted:
+class Converted:
     """An uploaded file converted to the document it adds."""
 
     document: DocumentCreate
     media_type: str
 
 
-async def _convert(
+async def convert(
     principal: Principal, settings: Settings, converter: Converter, file: FileUpload
-) -> _Converted:
+) -> Converted:
     """Convert an uploaded file to Markdown (in a worker process, within the conversion
     bounds).
 
@@ -304,7 +311,7 @@ async def _convert(
         )
     except ValidationError as exc:
         raise ValidationFailed.from_pydantic(exc) from None
-    return _Converted(document=document, media_type=converted.media_type)
+    return Converted(document=document, media_type=converted.media_type)
 
 
 async def upload(
@@ -329,7 +336,7 @@ async def upload(
     if not isinstance(document, FileUpload):
         async with transaction() as conn:
             return await create(conn, principal, embedder, settings, document)
-    converted = await _convert(principal, settings, converter, document)
+    converted = await convert(principal, settings, converter, document)
     async with transaction() as conn:
         if not document.replace:
             return await create(
@@ -696,7 +703,7 @@ async def ingest_file(
         tags=tags,
         source=source,
     )
-    converted = await _convert(principal, settings, converter, file)
+    converted = await convert(principal, settings, converter, file)
     workspace_id, _created = await workspaces_service.ensure_workspace(conn, principal, workspace)
     return await _add_or_replace(
         conn, principal, embedder, settings, converted, workspace_id=workspace_id
@@ -708,7 +715,7 @@ async def _add_or_replace(
     principal: Principal,
     embedder: Embedder,
     settings: Settings,
-    converted: _Converted,
+    converted: Converted,
     *,
     workspace_id: UUID,
 ) -> tuple[IngestOutcome, Document]:
@@ -786,3 +793,40 @@ async def load_sample(
     return SampleLoaded(
         workspace=SAMPLE_WORKSPACE, created_workspace=created, chunks=chunks, **counts
     )
+
+
+async def write_synced(
+    conn: WriteConnection,
+    principal: Principal,
+    embedder: Embedder,
+    settings: Settings,
+    *,
+    document_id: UUID | None,
+    converted: Converted,
+) -> Document:
+    """Write a file a source synced: a new document, or a new version of the one the file
+    became before (its title, content and `source`, the file's path, which a rename changes:
+    a renamed file keeps its document and gains a version even when its text is the same).
+
+    Raises:
+        As `create` and `update`; NotFound when `document_id` is gone.
+    """
+    data = converted.document
+    if document_id is None:
+        created = await create(
+            conn, principal, embedder, settings, data, media_type=converted.media_type, dedupe=False
+        )
+        return Document.model_validate(created.model_dump(exclude={"unchanged"}))
+    before = await _editable(conn, principal, document_id)
+    updated = await update(
+        conn,
+        principal,
+        embedder,
+        settings,
+        document_id,
+        DocumentUpdate(title=data.title, content=data.content),
+    )
+    await queries.set_source(
+        conn, document_id, source=data.source, bump_version=updated.version == before.version
+    )
+    return await _reread(conn, principal, document_id)

@@ -23,3 +23,8 @@ class SearchHit(BaseModel):
     similarity: float | None
     score: float
     matched_terms: list[str]
+    # A document a source synced (issue #35): its path there, the commit of its last change,
+    # and whether code it names changed in later commits. Null and false for any other.
+    source_path: str | None = None
+    commit: str | None = None
+    stale: bool = False

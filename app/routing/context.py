@@ -30,6 +30,8 @@ class Passage:
     document_id: UUID | None = None
     chunk_id: UUID | None = None
     heading_path: tuple[str, ...] = ()
+    # A synced document whose named code changed in later commits (issue #35).
+    stale: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +92,9 @@ def ranked(passages: Sequence[Passage]) -> list[Passage]:
 
 def _entry(key: int, passage: Passage) -> str:
     where = " › ".join([passage.workspace, *passage.heading_path])
-    return f"[{key}] {passage.title} ({where})\n{passage.text}"
+    # An agent reading the block must know as well as a person reading the viewer.
+    warning = " [may be stale: code it names changed since]" if passage.stale else ""
+    return f"[{key}] {passage.title} ({where}){warning}\n{passage.text}"
 
 
 def _render(passages: Sequence[Passage]) -> str:

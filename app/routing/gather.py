@@ -126,6 +126,7 @@ async def gather(
                 document_id=hit.document_id,
                 chunk_id=hit.chunk_id,
                 heading_path=tuple(hit.heading_path),
+                stale=hit.stale,
             )
             for hit in hits
         ]

@@ -76,6 +76,9 @@ class Source(BaseModel):
     chunk_id: UUID | None = Field(description=LOCAL_CHUNK)
     title: str = Field(description=REMOTE_TITLE)
     score: float | None
+    stale: bool = Field(
+        default=False, description="A synced document whose named code changed since."
+    )
 
 
 class ContextRequest(_Input):

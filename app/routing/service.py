@@ -70,6 +70,7 @@ async def context_block(
                 chunk_id=p.chunk_id,
                 title=p.title,
                 score=p.score,
+                stale=p.stale,
             )
             for i, p in enumerate(block.passages, start=1)
         ],

@@ -21,6 +21,7 @@ from app.rag.embeddings.base import Embedder, QueryEmbedder
 from app.rag.schemas import SearchHit
 from app.search import queries
 from app.search.schemas import Door, Gap, Gaps, SearchRequest, SearchResult
+from app.sources import service as sources_service
 from app.workspaces import service as workspaces_service
 
 logger = logging.getLogger(__name__)
@@ -66,7 +67,7 @@ async def rank(
     principal.require("search", "your role may not search")
     query = checked_query(settings, request.query)
     workspace_ids = await workspaces_service.search_scope(conn, principal, request.workspaces)
-    return await retrieval.run(
+    hits = await retrieval.run(
         conn,
         embedder,
         settings,
@@ -80,6 +81,30 @@ async def rank(
         document_ids=document_ids,
         side=side,
     )
+    return await _with_provenance(conn, principal, hits)
+
+
+async def _with_provenance(
+    conn: ReadConnection, principal: Principal, hits: list[SearchHit]
+) -> list[SearchHit]:
+    """Hits of synced documents carry their path, commit and stale flag (one lookup by key)."""
+    if not hits:
+        return hits
+    known = await sources_service.provenances(conn, principal, [hit.document_id for hit in hits])
+    if not known:
+        return hits
+    return [
+        hit
+        if hit.document_id not in known
+        else hit.model_copy(
+            update={
+                "source_path": known[hit.document_id].path,
+                "commit": known[hit.document_id].commit,
+                "stale": known[hit.document_id].stale,
+            }
+        )
+        for hit in hits
+    ]
 
 
 async def unfiltered_hits(

@@ -3,8 +3,11 @@
 // and opens pages of its own: the tests pass in any order. E2E_SEED=n (or E2E_SHUFFLE=1, which
 // draws a seed and prints it) runs them shuffled.
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
 import { after, before, test } from 'node:test'
 
 import {
@@ -79,6 +82,10 @@ Note how long the restore took.
 // its own, shorter bound (STEP_TIMEOUT_MS).
 const TEST_TIMEOUT_MS = 10 * 60_000
 
+// The folder the shared server's sources may read (CORPUS_SOURCE_ROOTS): the git repositories
+// the sources scenario makes live here.
+const SOURCES_ROOT = mkdtempSync(join(tmpdir(), 'corpus-browser-sources-'))
+
 let corpus
 let callback
 let browser
@@ -90,7 +97,7 @@ before(async () => {
   // Each is kept as soon as it starts, so that `after` stops whatever did start when another
   // failed (a Chromium left open kept the run from ever ending).
   const started = await Promise.allSettled([
-    startCorpus().then((c) => (corpus = c)),
+    startCorpus({ env: { CORPUS_SOURCE_ROOTS: SOURCES_ROOT } }).then((c) => (corpus = c)),
     startCallback().then((c) => (callback = c)),
     launchBrowser().then((b) => (browser = b)),
   ])
@@ -1093,6 +1100,82 @@ scenario('the API reference at /docs loads with every request on the server’s 
   assert.ok(requested.some((url) => url === `${corpus.url}/openapi.json`), requested.join('\n'))
   const elsewhere = requested.filter((url) => !url.startsWith(`${corpus.url}/`) && !url.startsWith('data:'))
   assert.deepEqual(elsewhere, [])
+})
+
+/** A git repository under SOURCES_ROOT, committed to with increasing dates. */
+function gitRepository(name) {
+  const path = join(SOURCES_ROOT, name)
+  mkdirSync(path, { recursive: true })
+  let commits = 0
+  const git = (...args) => {
+    const when = `2026-02-${String(1 + commits).padStart(2, '0')}T12:00:00+00:00`
+    return execFileSync('git', args, {
+      cwd: path,
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@example.com', GIT_AUTHOR_DATE: when,
+        GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@example.com', GIT_COMMITTER_DATE: when,
+        GIT_CONFIG_NOSYSTEM: '1', HOME: path,
+      },
+    }).toString()
+  }
+  git('init', '--quiet', '--initial-branch=main')
+  return {
+    path,
+    write(file, content) {
+      mkdirSync(dirname(join(path, file)), { recursive: true })
+      writeFileSync(join(path, file), content)
+    },
+    commit(message) {
+      git('add', '--all')
+      git('commit', '--quiet', '-m', message)
+      commits += 1
+    },
+  }
+}
+
+scenario('an admin adds a git source to a workspace, syncs it, reads the run’s report and a stale badge on a document', async (screens) => {
+  const workspace = unique('synced')
+  const repo = gitRepository(workspace)
+  repo.write('docs/config.md', '# Loading the config\n\nCall `load_config` in `src/config.py` before the server starts.\n')
+  repo.write('src/config.py', 'def load_config(path):\n    return {}\n')
+  repo.commit('config and its guide')
+  const call = await adminApi()
+  const made = await call('POST', '/api/workspaces', { slug: workspace, title: 'Synced docs' })
+  assert.equal(made.status, 201)
+
+  const admin = await screens.adminPage()
+  await admin.goto('/workspaces')
+  const section = admin.getByRole('region', { name: 'Sources' })
+  await section.getByLabel('Workspace', { exact: true }).selectOption(workspace)
+  await section.getByText('No sources').waitFor()
+  await section.getByLabel('Location', { exact: true }).fill(repo.path)
+  await section.getByRole('button', { name: 'Add source' }).click()
+  const runs = section.getByRole('list', { name: `Runs of ${repo.path}` })
+  await section.getByText('Not synced yet.').waitFor()
+  await section.getByRole('button', { name: 'Sync now' }).click()
+  await runs.getByText('1 added, 0 updated, 0 removed, 0 unchanged, 0 failed').waitFor()
+  await screens.shoot(admin, 'sources')
+
+  repo.write('src/config.py', 'def load_config(path, strict=True):\n    return {}\n')
+  repo.commit('load_config is strict')
+  await section.getByRole('button', { name: 'Sync now' }).click()
+  await runs.getByText('0 added, 0 updated, 0 removed, 1 unchanged, 0 failed').waitFor()
+  await section.getByRole('button', { name: `Edit ${repo.path}` }).click()
+  const editing = section.getByRole('form', { name: `Edit ${repo.path}` })
+  await editing.getByLabel('Sync every (minutes)').fill('30')
+  await editing.getByRole('button', { name: 'Save source' }).click()
+  await section.getByText(/every 30 min/).waitFor()
+
+  const listed = await call('GET', `/api/documents?workspace=${workspace}`)
+  const [document] = listed.body.items
+  await admin.goto(`/documents/${document.id}`)
+  const provenance = admin.getByRole('region', { name: 'Provenance' })
+  await provenance.getByText('docs/config.md').waitFor()
+  await provenance.getByText('May be stale').waitFor()
+  await provenance.getByText(/Code it names changed in 1 later commit/).click()
+  await provenance.getByText(/src\/config\.py, `load_config`/).waitFor()
+  await screens.shoot(admin, 'document-stale')
 })
 
 for (const { name, body } of inTestOrder(scenarios)) {

@@ -12,6 +12,7 @@ import { ActivityFeed } from '@/features/dashboard/components/activity-feed'
 import { GapsPanel, outline } from '@/features/dashboard/components/gaps-panel'
 import { AgentsTable, Composition, Figures, UsageCharts } from '@/features/dashboard/components/panels'
 import { UploadDialog, type Draft } from '@/features/documents/components/upload-dialog'
+import { StaleList } from '@/features/sources/components/stale-list'
 import { errorMessage } from '@/lib/api-client'
 import { usePageTitle } from '@/lib/page-title'
 
@@ -52,6 +53,7 @@ export function DashboardRoute() {
               }}
             />
           ) : null}
+          <StaleList />
           <Composition dashboard={dashboard.data} />
           <div className="grid min-w-0 gap-4 lg:grid-cols-2">
             {admin ? <AgentsTable agents={dashboard.data.agents} /> : null}

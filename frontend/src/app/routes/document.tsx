@@ -8,6 +8,7 @@ import { Conversation } from '@/features/ask/components/conversation'
 import type { Me } from '@/features/auth/api/get-me'
 import { useDocument } from '@/features/documents/api/documents'
 import { DocumentViewer } from '@/features/documents/components/document-viewer'
+import { DocumentProvenance } from '@/features/sources/components/provenance'
 
 import { canEditDocument, canWrite } from './permissions'
 import { usePageTitle } from '@/lib/page-title'
@@ -21,6 +22,7 @@ export function DocumentRoute() {
   usePageTitle(document.data?.title)
   return (
     <div className="mx-auto max-w-7xl">
+      <DocumentProvenance key={`provenance-${id}`} documentId={id} />
       <DocumentViewer
         key={id}
         id={id}

@@ -1,4 +1,5 @@
 import { PageHeader } from '@/components/ui/page-header'
+import { SourcesSection } from '@/features/sources/components/sources-section'
 import { PersonaPolicy } from '@/features/workspaces/components/persona-policy'
 import { WorkspacesTable } from '@/features/workspaces/components/workspaces-table'
 import { usePageTitle } from '@/lib/page-title'
@@ -16,6 +17,7 @@ export function WorkspacesRoute() {
             description="Where documents live, under which license, and which personas search them."
           />
           <WorkspacesTable />
+          <SourcesSection />
           <PersonaPolicy />
         </div>
       )}

@@ -16,6 +16,7 @@ function hit(document: string, chunk: string): SearchHit {
     similarity: 0.5,
     score: 0.01,
     matched_terms: [],
+    stale: false,
   }
 }
 
