@@ -17,7 +17,7 @@ export function DocumentProvenance({ documentId }: { documentId: string }) {
   if (!found) return null
   const date = found.commit_date ? new Date(found.commit_date).toLocaleDateString() : null
   return (
-    <section aria-label="Provenance" className="mb-4 grid gap-2 rounded-lg border p-3 text-sm">
+    <section aria-label="Provenance" className="mb-4 flex min-w-0 flex-col gap-2 rounded-lg border p-3 text-sm">
       <div className="flex flex-wrap items-center gap-2">
         <GitCommitHorizontal className="size-4 text-muted-foreground" aria-hidden="true" />
         <span className="font-mono text-xs break-all">{found.path}</span>
@@ -33,7 +33,9 @@ export function DocumentProvenance({ documentId }: { documentId: string }) {
             {date ? ` · ${date}` : null}
           </span>
         ) : null}
-        <span className="truncate text-xs text-muted-foreground">from {found.location}</span>
+        <span className="max-w-full min-w-0 truncate text-xs text-muted-foreground">
+          from {found.location}
+        </span>
         {found.stale ? (
           <Badge variant="destructive">
             <TriangleAlert className="size-3" aria-hidden="true" />
@@ -44,9 +46,9 @@ export function DocumentProvenance({ documentId }: { documentId: string }) {
       {found.stale ? (
         <details>
           <summary className="cursor-pointer text-xs">Code it names changed in {found.stale_commits.length} later {found.stale_commits.length === 1 ? 'commit' : 'commits'}</summary>
-          <ul className="mt-1 grid gap-1 text-xs">
+          <ul className="mt-1 flex flex-col gap-1 text-xs">
             {found.stale_commits.map((change) => (
-              <li key={change.commit}>
+              <li key={change.commit} className="break-all">
                 <span className="font-mono">{short(change.commit)}</span>{' '}
                 {new Date(change.date).toLocaleDateString()}:{' '}
                 {[...change.paths, ...change.identifiers.map((name) => `\`${name}\``)].join(', ')}
