@@ -70,30 +70,49 @@ def _check_length(settings: Settings, content: str) -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class _Indexed:
+class Indexed:
     """A document's chunks with their vectors, computed before anything is written."""
 
     pieces: list[ChunkPiece]
     vectors: np.ndarray
 
 
-async def _embed(embedder: Embedder, title: str, content: str) -> _Indexed:
-    # Chunking and embedding come first, so the slow part holds no row locks and a provider
-    # failure leaves nothing to undo.
+@dataclass(frozen=True, slots=True)
+class Chunked:
+    """A document's chunks and the text the model reads of each, before embedding."""
+
+    title: str
+    pieces: list[ChunkPiece]
+    texts: list[str]
+
+
+async def chunked(embedder: Embedder, title: str, content: str) -> Chunked:
+    """The document's chunks and their embedding texts.
+
+    Raises:
+        ValidationFailed: the document has no text to index.
+    """
     # Off the event loop: the local model's tokenizer measures every block (tens of
     # milliseconds for a long document).
     pieces = await asyncio.to_thread(index.chunk, content, title=title, embedder=embedder)
     if not pieces:
         raise ValidationFailed("content: the document has no text to index")
-    vectors = await embedder.embed_passages(
-        [index.embedding_text(title, piece.heading_path, piece.text, embedder) for piece in pieces]
-    )
-    return _Indexed(pieces, vectors)
+    texts = [
+        index.embedding_text(title, piece.heading_path, piece.text, embedder) for piece in pieces
+    ]
+    return Chunked(title, pieces, texts)
+
+
+async def _embed(embedder: Embedder, title: str, content: str) -> Indexed:
+    # Chunking and embedding come first, so the slow part holds no row locks and a provider
+    # failure leaves nothing to undo.
+    cut = await chunked(embedder, title, content)
+    return Indexed(cut.pieces, await embedder.embed_passages(cut.texts))
 
 
 async def _write_chunks(
     conn: WriteConnection,
-    indexed: _Indexed,
+    indexed: Indexed,
     *,
     document_id: UUID,
     workspace_id: UUID,
@@ -132,9 +151,11 @@ async def create(
     *,
     media_type: str = MARKDOWN,
     derived_from: Sequence[UUID] | None = None,
+    indexed: Indexed | None = None,
 ) -> DocumentCreated:
     """Add a document: chunk, embed and index it in the caller's transaction. `derived_from`
-    records the chunks an agent's note was drawn from.
+    records the chunks an agent's note was drawn from; `indexed`, its chunks and vectors when
+    the caller embedded them already (a folder walk embeds several files' chunks at once).
 
     Identical content from the same owner in the same workspace is not added twice: the reply
     names the existing document with `unchanged: true`.
@@ -156,7 +177,8 @@ async def create(
         document = await _reread(conn, principal, existing)
         return DocumentCreated(**document.model_dump(), unchanged=True)
 
-    indexed = await _embed(embedder, data.title, data.content)
+    if indexed is None:
+        indexed = await _embed(embedder, data.title, data.content)
     document_id = await queries.insert_document(
         conn,
         workspace_id=workspace_id,
@@ -499,9 +521,12 @@ async def update(
     settings: Settings,
     document_id: UUID,
     data: DocumentUpdate,
+    *,
+    chunked_as: Indexed | None = None,
 ) -> Document:
-    """Edit a document. New content is re-chunked and re-embedded (a new version); a new title
-    rewrites lexemes only; tags touch neither.
+    """Edit a document. New content is re-chunked and re-embedded (a new version), unless
+    `chunked_as` holds its chunks and vectors already, cut under the document's title; a new
+    title rewrites lexemes only; tags touch neither.
 
     Raises:
         NotFound, Forbidden, ValidationFailed, TooLarge.
@@ -520,7 +545,7 @@ async def update(
     if new_content:
         assert content is not None
         _check_length(settings, content)
-        indexed = await _embed(embedder, title, content)
+        indexed = chunked_as or await _embed(embedder, title, content)
     reindex = new_content or title != row.title or visibility != row.visibility
     if reindex and row.visibility == "org":
         await index.count_in_statistics(conn, document_id, sign=-1)
@@ -574,6 +599,121 @@ async def delete(conn: WriteConnection, principal: Principal, document_id: UUID)
 IngestOutcome = Literal["added", "updated", "unchanged"]
 
 
+@dataclass(frozen=True, slots=True)
+class PreparedFile:
+    """A file of a folder walk converted and cut into chunks, holding no connection: what is
+    left is to embed `chunks.texts` and write it (`ingest_prepared`)."""
+
+    source: str
+    document: DocumentCreate
+    media_type: str
+    chunks: Chunked
+
+
+async def prepare_file(
+    principal: Principal,
+    embedder: Embedder,
+    settings: Settings,
+    *,
+    converter: Converter,
+    data: bytes,
+    source: str,
+    workspace: str,
+    visibility: Visibility,
+    tags: list[str],
+) -> PreparedFile:
+    """Convert a file of a folder walk and cut it into chunks, without a connection.
+
+    Raises:
+        UnsupportedMediaType, ValidationFailed, TooLarge: as `upload` for a file.
+    """
+    file = FileUpload(
+        data=data,
+        filename=PurePath(source).name,
+        content_type=None,
+        workspace=workspace,
+        visibility=visibility,
+        tags=tags,
+        source=source,
+    )
+    converted = await _convert(principal, settings, converter, file)
+    _check_length(settings, converted.document.content)
+    cut = await chunked(embedder, converted.document.title, converted.document.content)
+    return PreparedFile(source, converted.document, converted.media_type, cut)
+
+
+async def stored_as(conn: ReadConnection, principal: Principal, prepared: PreparedFile) -> bool:
+    """Whether the file's source holds this very content already: its chunks need no vectors
+    (`ingest_prepared` will write nothing)."""
+    assert prepared.document.workspace is not None
+    workspace_id = await workspaces_service.workspace_id(conn, prepared.document.workspace)
+    if workspace_id is None:
+        return False
+    existing = await queries.find_by_source(
+        conn, workspace_id=workspace_id, owner_id=principal.user_id, source=prepared.source
+    )
+    if existing is None:
+        return False
+    row = await queries.document_row(conn, existing)
+    return row is not None and row.content_sha256 == _sha256(prepared.document.content)
+
+
+async def ingest_prepared(
+    conn: WriteConnection,
+    principal: Principal,
+    embedder: Embedder,
+    settings: Settings,
+    prepared: PreparedFile,
+    vectors: np.ndarray | None,
+) -> tuple[IngestOutcome, Document]:
+    """Add a prepared file, or update the document that came from the same source, with its
+    chunks' `vectors` (None: embedded here). The workspace is created when missing (its
+    license then comes from policy). Unchanged content writes nothing.
+
+    Raises:
+        ValidationFailed, TooLarge: as `create`.
+    """
+    _require_editor(principal)
+    assert prepared.document.workspace is not None
+    workspace_id, _created = await workspaces_service.ensure_workspace(
+        conn, principal, prepared.document.workspace
+    )
+    indexed = None if vectors is None else Indexed(prepared.chunks.pieces, vectors)
+    existing = await queries.find_by_source(
+        conn, workspace_id=workspace_id, owner_id=principal.user_id, source=prepared.source
+    )
+    if existing is None:
+        created = await create(
+            conn,
+            principal,
+            embedder,
+            settings,
+            prepared.document,
+            media_type=prepared.media_type,
+            indexed=indexed,
+        )
+        outcome: IngestOutcome = "unchanged" if created.unchanged else "added"
+        return outcome, Document.model_validate(created.model_dump(exclude={"unchanged"}))
+    content = prepared.document.content
+    row = await queries.document_row(conn, existing)
+    assert row is not None
+    if row.content_sha256 == _sha256(content):
+        return "unchanged", await _reread(conn, principal, existing)
+    # An update keeps the document's title, which its chunks' texts begin with: chunks cut
+    # under the file's title are cut again.
+    same_title = row.title == prepared.chunks.title
+    updated = await update(
+        conn,
+        principal,
+        embedder,
+        settings,
+        existing,
+        DocumentUpdate(content=content, tags=prepared.document.tags),
+        chunked_as=indexed if same_title else None,
+    )
+    return "updated", updated
+
+
 async def ingest_file(
     conn: WriteConnection,
     principal: Principal,
@@ -587,41 +727,22 @@ async def ingest_file(
     visibility: Visibility,
     tags: list[str],
 ) -> tuple[IngestOutcome, Document]:
-    """Add a file from a folder walk, or update the document that came from the same source.
-
-    The workspace is created when missing (its license then comes from policy). Unchanged
-    content writes nothing.
+    """Add a file from a folder walk, or update the document that came from the same source,
+    in one call (`prepare_file` then `ingest_prepared`).
 
     Raises:
         UnsupportedMediaType, ValidationFailed, TooLarge: as `upload` for a file.
     """
     _require_editor(principal)
-    file = FileUpload(
+    prepared = await prepare_file(
+        principal,
+        embedder,
+        settings,
+        converter=converter,
         data=data,
-        filename=PurePath(source).name,
-        content_type=None,
+        source=source,
         workspace=workspace,
         visibility=visibility,
         tags=tags,
-        source=source,
     )
-    converted = await _convert(principal, settings, converter, file)
-    workspace_id, _created = await workspaces_service.ensure_workspace(conn, principal, workspace)
-    existing = await queries.find_by_source(
-        conn, workspace_id=workspace_id, owner_id=principal.user_id, source=source
-    )
-    if existing is None:
-        created = await create(
-            conn, principal, embedder, settings, converted.document, media_type=converted.media_type
-        )
-        outcome: IngestOutcome = "unchanged" if created.unchanged else "added"
-        return outcome, Document.model_validate(created.model_dump(exclude={"unchanged"}))
-    content = converted.document.content
-    row = await queries.document_row(conn, existing)
-    assert row is not None
-    if row.content_sha256 == _sha256(content):
-        return "unchanged", await _reread(conn, principal, existing)
-    updated = await update(
-        conn, principal, embedder, settings, existing, DocumentUpdate(content=content, tags=tags)
-    )
-    return "updated", updated
+    return await ingest_prepared(conn, principal, embedder, settings, prepared, None)
