@@ -166,7 +166,7 @@ async def _measure_ingest(
     }
 
 
-async def _measure_ingest_files(
+async def measure_ingest_files(
     db: Database,
     settings: Settings,
     embedder: Embedder,
@@ -622,9 +622,7 @@ async def bench(
                 report["ingest_with_model"] = {
                     "provider": report["provider_for_queries"],
                     "text": dataset.name if dataset is not None else "synthetic",
-                    **await _measure_ingest_files(
-                        db, settings, configured, documents, Path(folder)
-                    ),
+                    **await measure_ingest_files(db, settings, configured, documents, Path(folder)),
                 }
         if dataset is not None:
             report["collection"] = await _measure_collection(

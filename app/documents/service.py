@@ -712,37 +712,3 @@ async def ingest_prepared(
         chunked_as=indexed if same_title else None,
     )
     return "updated", updated
-
-
-async def ingest_file(
-    conn: WriteConnection,
-    principal: Principal,
-    embedder: Embedder,
-    settings: Settings,
-    *,
-    converter: Converter,
-    data: bytes,
-    source: str,
-    workspace: str,
-    visibility: Visibility,
-    tags: list[str],
-) -> tuple[IngestOutcome, Document]:
-    """Add a file from a folder walk, or update the document that came from the same source,
-    in one call (`prepare_file` then `ingest_prepared`).
-
-    Raises:
-        UnsupportedMediaType, ValidationFailed, TooLarge: as `upload` for a file.
-    """
-    _require_editor(principal)
-    prepared = await prepare_file(
-        principal,
-        embedder,
-        settings,
-        converter=converter,
-        data=data,
-        source=source,
-        workspace=workspace,
-        visibility=visibility,
-        tags=tags,
-    )
-    return await ingest_prepared(conn, principal, embedder, settings, prepared, None)
