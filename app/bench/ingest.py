@@ -73,6 +73,9 @@ async def ingest_paths(
     report = IngestReport()
     async with db.write() as conn:
         _id, created = await workspaces_service.ensure_workspace(conn, LOCAL_ADMIN, workspace)
+        digests = await documents_service.stored_digests(
+            conn, LOCAL_ADMIN, workspace, [str(path.resolve()) for path in files]
+        )
     if created:
         report.created_workspace = workspace
     pending = iter(files)
@@ -102,12 +105,10 @@ async def ingest_paths(
                     visibility=visibility,
                     tags=tags,
                 )
-                async with db.read() as conn:
-                    unchanged = await documents_service.stored_as(conn, LOCAL_ADMIN, prepared)
             except (AppError, OSError) as exc:
                 failed(path.name, str(path), exc)
                 continue
-            if unchanged:  # neither embedded nor written
+            if documents_service.unchanged(prepared, digests):  # neither embedded nor written
                 report.counts["unchanged"] += 1
                 advance(f"unchanged: {path.name}")
             else:

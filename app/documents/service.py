@@ -642,20 +642,24 @@ async def prepare_file(
     return PreparedFile(source, converted.document, converted.media_type, cut)
 
 
-async def stored_as(conn: ReadConnection, principal: Principal, prepared: PreparedFile) -> bool:
-    """Whether the file's source holds this very content already: its chunks need no vectors
-    (`ingest_prepared` will write nothing)."""
-    assert prepared.document.workspace is not None
-    workspace_id = await workspaces_service.workspace_id(conn, prepared.document.workspace)
-    if workspace_id is None:
-        return False
-    existing = await queries.find_by_source(
-        conn, workspace_id=workspace_id, owner_id=principal.user_id, source=prepared.source
+async def stored_digests(
+    conn: ReadConnection, principal: Principal, workspace: str, sources: Sequence[str]
+) -> dict[str, str]:
+    """The content digest stored for each of a folder walk's `sources` that has a document in
+    `workspace` already: read once for the walk, so that each file is checked without a
+    statement of its own (`unchanged`)."""
+    workspace_id = await workspaces_service.workspace_id(conn, workspace)
+    if workspace_id is None or not sources:
+        return {}
+    return await queries.source_digests(
+        conn, workspace_id=workspace_id, owner_id=principal.user_id, sources=sources
     )
-    if existing is None:
-        return False
-    row = await queries.document_row(conn, existing)
-    return row is not None and row.content_sha256 == _sha256(prepared.document.content)
+
+
+def unchanged(prepared: PreparedFile, digests: dict[str, str]) -> bool:
+    """Whether the file's source holds this very content already (`stored_digests`): its
+    chunks need no vectors, and `ingest_prepared` would write nothing."""
+    return digests.get(prepared.source) == _sha256(prepared.document.content)
 
 
 async def ingest_prepared(
