@@ -35,19 +35,34 @@ from app.sessions.cookies import SESSION_COOKIE, CookieSigner
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
+# The dependencies below are `async def` though they await nothing: FastAPI runs a plain `def`
+# dependency in its thread pool, and a search went through four such hops (settings, embedder,
+# side reads, the credential's transaction), each a thread's wake-up and a trip back to the
+# event loop, on the cores the search needs (docs/BENCHMARKS.md, issue #33). The plain
+# functions stay for the code that calls them directly.
+
+
 def get_resources(request: Request) -> Resources:
     return cast(Resources, request.app.state.resources)
+
+
+async def resources_dep(request: Request) -> Resources:
+    return get_resources(request)
 
 
 def get_settings_dep(request: Request) -> Settings:
     return get_resources(request).settings
 
 
-def get_embedder(request: Request) -> Embedder:
+async def settings_dep(request: Request) -> Settings:
+    return get_resources(request).settings
+
+
+async def get_embedder(request: Request) -> Embedder:
     return get_resources(request).embedder
 
 
-def get_routing(request: Request) -> RoutingState:
+async def get_routing(request: Request) -> RoutingState:
     return get_resources(request).routing
 
 
@@ -55,11 +70,15 @@ def get_signer(request: Request) -> CookieSigner:
     return get_resources(request).signer
 
 
-def get_hasher(request: Request) -> Hasher:
+async def signer_dep(request: Request) -> CookieSigner:
+    return get_resources(request).signer
+
+
+async def get_hasher(request: Request) -> Hasher:
     return get_resources(request).hasher
 
 
-def short_transaction(request: Request) -> ShortTransaction:
+async def short_transaction(request: Request) -> ShortTransaction:
     """Opens transactions of their own: credential checks (which record last use); the
     password routes, which count a guess (it must survive the request's rollback) and run
     Argon2 between transactions, with no connection held; and uploads, which open the
@@ -168,7 +187,7 @@ class SearchReads:
     side: SideReads | None
 
 
-def side_reads(request: Request) -> SideReads | None:
+async def side_reads(request: Request) -> SideReads | None:
     """Second read connections, for a statement that runs beside the request's own (ADR 0015)."""
     return get_resources(request).db.side_reads
 
@@ -258,9 +277,9 @@ async def answering_run(
         yield held
 
 
-AppResources = Annotated[Resources, Depends(get_resources)]
-AppSettings = Annotated[Settings, Depends(get_settings_dep)]
-AppSigner = Annotated[CookieSigner, Depends(get_signer)]
+AppResources = Annotated[Resources, Depends(resources_dep)]
+AppSettings = Annotated[Settings, Depends(settings_dep)]
+AppSigner = Annotated[CookieSigner, Depends(signer_dep)]
 AppHasher = Annotated[Hasher, Depends(get_hasher)]
 ShortTx = Annotated[ShortTransaction, Depends(short_transaction)]
 WriteConn = Annotated[WriteConnection, Depends(write_connection, scope="function")]

@@ -37,13 +37,11 @@ from app.rag.schemas import SearchMode
 BASE = DEFAULT_TUNING
 VARIANTS: list[tuple[str, SearchMode, Tuning]] = [
     ("hybrid", "hybrid", BASE),
-    ("hybrid rrf_k=20", "hybrid", replace(BASE, rrf_k=20)),
-    ("hybrid rrf_k=40", "hybrid", replace(BASE, rrf_k=40)),
-    ("hybrid dense 1.2", "hybrid", replace(BASE, dense_weight=1.2)),
-    ("hybrid keyword 1.2", "hybrid", replace(BASE, keyword_weight=1.2)),
+    ("hybrid dense share 0.3", "hybrid", replace(BASE, dense_share=0.3)),
+    ("hybrid dense share 0.4", "hybrid", replace(BASE, dense_share=0.4)),
     ("hybrid dense depth 200", "hybrid", replace(BASE, dense_depth=200, keyword_depth=200)),
     ("hybrid postings 500", "hybrid", replace(BASE, postings_per_term=500)),
-    ("hybrid every lexeme's postings", "hybrid", replace(BASE, postings_by_idf=False)),
+    ("hybrid fewer postings for common lexemes", "hybrid", replace(BASE, postings_by_idf=True)),
 ]
 
 

@@ -197,6 +197,13 @@ async def test_bench_measures_latency_recall_and_ingest_on_a_small_corpus(
     assert with_model["documents"] == 3
     assert with_model["chunks"] >= 3
     assert with_model["chunks_per_s"] > 0
+    # ... through `corpus ingest`, beside the model alone on the very same chunks.
+    assert with_model["model_alone_chunks"] == with_model["chunks"]
+    assert with_model["failed"] == 0
+    assert with_model["model_alone_chunks_per_s"] > 0
+    # The product's rate over the model's (the hash embedder's "model" is all but free here).
+    share = with_model["chunks_per_s"] / with_model["model_alone_chunks_per_s"]
+    assert with_model["share_of_model_rate"] == pytest.approx(share, abs=0.01)
     for clients in ("one_client", "8_clients"):
         embedding = report["query_embedding"][clients]
         assert 0 < embedding["p50"] <= embedding["p95"]

@@ -49,6 +49,11 @@ class KeyAccount:
     key_persona: str | None
     last_used_at: datetime | None
     workspace: str | None  # the slug of the key's workspace scope
+    # Whether the key's last use and the account's last activity are due to be written again
+    # (`stale`): read with the key, so that a request in the same minute writes nothing and
+    # sends no statement for it.
+    key_stale: bool = True
+    account_stale: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +111,8 @@ async def key_account(conn: ReadConnection, secret_sha256: str) -> KeyAccount | 
             api_keys.c.persona.label("key_persona"),
             api_keys.c.last_used_at,
             workspaces.c.slug.label("workspace"),
+            stale(api_keys.c.last_used_at).label("key_stale"),
+            stale(users.c.last_seen_at).label("account_stale"),
         )
         .join(users, users.c.id == api_keys.c.user_id)
         .outerjoin(workspaces, workspaces.c.id == api_keys.c.workspace_id)
@@ -119,7 +126,13 @@ async def key_account(conn: ReadConnection, secret_sha256: str) -> KeyAccount | 
     if row is None:
         return None
     return KeyAccount(
-        _account(row), row["key_id"], row["key_persona"], row["last_used_at"], row["workspace"]
+        _account(row),
+        row["key_id"],
+        row["key_persona"],
+        row["last_used_at"],
+        row["workspace"],
+        key_stale=row["key_stale"],
+        account_stale=row["account_stale"],
     )
 
 

@@ -365,6 +365,7 @@ def _from_pdf(data: bytes, limits: Limits) -> tuple[str, str | None]:
             reader = PdfReader(io.BytesIO(data))
             locked = reader.is_encrypted and reader.decrypt("") == PasswordType.NOT_DECRYPTED
             pages = [] if locked else _pdf_pages(reader, limits)
+            headings = [] if locked else _outline(reader)
             metadata = None if locked else reader.metadata
             title = metadata.title if metadata is not None else None
     except AppError:
@@ -377,12 +378,107 @@ def _from_pdf(data: bytes, limits: Limits) -> tuple[str, str | None]:
         raise ValidationFailed(f"could not read the PDF: {exc}") from exc
     if locked:
         raise ValidationFailed("could not read the PDF: it is protected by a password")
+    pages = _with_headings(_without_running_lines(pages), headings)
     text = "\n\n".join(page.strip() for page in pages if page.strip())
     if not text:
         raise ValidationFailed(
             "the PDF has no text layer (scanned pages would need OCR, which is not supported)"
         )
     return text, (title.strip() or None) if isinstance(title, str) else None
+
+
+# The most outline entries read: a contents of a few hundred headings is a long book; the
+# bound keeps a crafted outline of millions of entries from costing more than its pages.
+MAX_OUTLINE_ENTRIES = 2_000
+# A line at the top or bottom of this share of the pages (numbers aside) is a running header
+# or footer, from at least this many pages.
+RUNNING_SHARE = 0.5
+RUNNING_MIN_PAGES = 3
+_DIGITS = re.compile(r"\d+")
+
+
+def _outline(reader: PdfReader) -> list[tuple[int, int, str]]:
+    """The PDF's outline (its bookmarks) as (page index, depth from 1, title), in order; none
+    when it has none or it cannot be read (the text is still worth having without it)."""
+    found: list[tuple[int, int, str]] = []
+
+    def walk(items: Any, depth: int) -> None:
+        for item in items:
+            if len(found) >= MAX_OUTLINE_ENTRIES:
+                return
+            if isinstance(item, list):
+                walk(item, depth + 1)
+                continue
+            title = " ".join(str(getattr(item, "title", "") or "").split())
+            page = reader.get_destination_page_number(item)
+            if title and page is not None and page >= 0:
+                found.append((page, depth, title))
+
+    try:
+        walk(reader.outline, 1)
+    except Exception:  # a malformed outline is no reason to refuse the text
+        return []
+    return found
+
+
+def _running_key(line: str) -> str:
+    return _DIGITS.sub("#", " ".join(line.split()).lower())
+
+
+def _without_running_lines(pages: list[str]) -> list[str]:
+    """The pages without their running headers and footers: a first or last line that, with
+    its numbers read as any number ("Page 3 of 9"), opens or closes at least half the pages."""
+    if len(pages) < RUNNING_MIN_PAGES:
+        return pages
+    split = [[line for line in page.splitlines() if line.strip()] for page in pages]
+    counts: dict[tuple[str, str], int] = {}
+    for lines in split:
+        ends = (
+            {("top", _running_key(lines[0])), ("bottom", _running_key(lines[-1]))}
+            if lines
+            else set()
+        )
+        for end in ends:
+            counts[end] = counts.get(end, 0) + 1
+    running = {
+        end for end, n in counts.items() if n >= max(RUNNING_MIN_PAGES, RUNNING_SHARE * len(pages))
+    }
+    if not running:
+        return pages
+    kept = []
+    for lines in split:
+        if lines and ("top", _running_key(lines[0])) in running:
+            lines = lines[1:]
+        if lines and ("bottom", _running_key(lines[-1])) in running:
+            lines = lines[:-1]
+        kept.append("\n".join(lines))
+    return kept
+
+
+def _with_headings(pages: list[str], headings: list[tuple[int, int, str]]) -> list[str]:
+    """The outline's entries as Markdown headings in their pages: a line that reads as the
+    entry's title becomes the heading, else the heading opens its page (before the text of a
+    previous entry on the same page that was placed already)."""
+    if not headings:
+        return pages
+    result = [page.splitlines() for page in pages]
+    opening: dict[int, list[str]] = {}
+    for page, depth, title in headings:
+        if page >= len(result):
+            continue
+        heading = f"{'#' * min(depth, 6)} {title}"
+        wanted = " ".join(title.split()).lower()
+        lines = result[page]
+        for i, line in enumerate(lines):
+            if " ".join(line.split()).lower() == wanted:
+                lines[i] = heading
+                break
+        else:
+            opening.setdefault(page, []).append(heading)
+    return [
+        "\n\n".join([*opening.get(i, []), "\n".join(lines)]) if i in opening else "\n".join(lines)
+        for i, lines in enumerate(result)
+    ]
 
 
 def _pdf_pages(reader: PdfReader, limits: Limits) -> list[str]:

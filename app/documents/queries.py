@@ -156,6 +156,24 @@ async def find_by_source(
     return (await conn.execute(statement.order_by(documents.c.created_at).limit(1))).scalar()
 
 
+async def source_digests(
+    conn: ReadConnection, *, workspace_id: UUID, owner_id: UUID | None, sources: Sequence[str]
+) -> dict[str, str]:
+    """The content digest of the document each of `sources` became (the first, as
+    `find_by_source` finds it), for the sources that have one."""
+    statement = (
+        select(documents.c.source, documents.c.content_sha256)
+        .where(
+            documents.c.workspace_id == workspace_id,
+            _owned_by(owner_id),
+            documents.c.source.in_(list(sources)),
+        )
+        # Newest first, so that the first of a source's documents is the one the dict keeps.
+        .order_by(documents.c.created_at.desc())
+    )
+    return {row.source: row.content_sha256 for row in await conn.execute(statement)}
+
+
 async def insert_document(
     conn: WriteConnection,
     *,

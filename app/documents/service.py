@@ -75,16 +75,28 @@ def _check_length(settings: Settings, content: str) -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class _Indexed:
+class Indexed:
     """A document's chunks with their vectors, computed before anything is written."""
 
     pieces: list[ChunkPiece]
     vectors: np.ndarray
 
 
-async def _embed(embedder: Embedder, title: str, content: str) -> _Indexed:
-    # Chunking and embedding come first, so the slow part holds no row locks and a provider
-    # failure leaves nothing to undo.
+@dataclass(frozen=True, slots=True)
+class Chunked:
+    """A document's chunks and the text the model reads of each, before embedding."""
+
+    title: str
+    pieces: list[ChunkPiece]
+    texts: list[str]
+
+
+async def chunked(embedder: Embedder, title: str, content: str) -> Chunked:
+    """The document's chunks and their embedding texts.
+
+    Raises:
+        ValidationFailed: the document has no text to index.
+    """
     # Off the event loop: the local model's tokenizer measures every block (tens of
     # milliseconds for a long document).
     with tracing.span("ingest.chunk", {"corpus.ingest.chars": len(content)}) as current:
@@ -92,19 +104,24 @@ async def _embed(embedder: Embedder, title: str, content: str) -> _Indexed:
         current.set_attribute("corpus.ingest.chunks", len(pieces))
     if not pieces:
         raise ValidationFailed("content: the document has no text to index")
-    with tracing.span("ingest.embed", {"corpus.ingest.chunks": len(pieces)}):
-        vectors = await embedder.embed_passages(
-            [
-                index.embedding_text(title, piece.heading_path, piece.text, embedder)
-                for piece in pieces
-            ]
-        )
-    return _Indexed(pieces, vectors)
+    texts = [
+        index.embedding_text(title, piece.heading_path, piece.text, embedder) for piece in pieces
+    ]
+    return Chunked(title, pieces, texts)
+
+
+async def _embed(embedder: Embedder, title: str, content: str) -> Indexed:
+    # Chunking and embedding come first, so the slow part holds no row locks and a provider
+    # failure leaves nothing to undo.
+    cut = await chunked(embedder, title, content)
+    with tracing.span("ingest.embed", {"corpus.ingest.chunks": len(cut.pieces)}):
+        vectors = await embedder.embed_passages(cut.texts)
+    return Indexed(cut.pieces, vectors)
 
 
 async def _write_chunks(
     conn: WriteConnection,
-    indexed: _Indexed,
+    indexed: Indexed,
     *,
     document_id: UUID,
     workspace_id: UUID,
@@ -145,10 +162,12 @@ async def create(
     *,
     media_type: str = MARKDOWN,
     derived_from: Sequence[UUID] | None = None,
+    indexed: Indexed | None = None,
     dedupe: bool = True,
 ) -> DocumentCreated:
     """Add a document: chunk, embed and index it in the caller's transaction. `derived_from`
-    records the chunks an agent's note was drawn from.
+    records the chunks an agent's note was drawn from; `indexed`, its chunks and vectors when
+    the caller embedded them already (a folder walk embeds several files' chunks at once).
 
     Identical content from the same owner in the same workspace is not added twice: the reply
     names the existing document with `unchanged: true` (unless `dedupe` is off: two files of a
@@ -160,7 +179,15 @@ async def create(
     """
     with tracing.span("ingest", {"corpus.ingest.media_type": media_type}) as current:
         created = await _create(
-            conn, principal, embedder, settings, data, media_type, derived_from, dedupe
+            conn,
+            principal,
+            embedder,
+            settings,
+            data,
+            media_type=media_type,
+            derived_from=derived_from,
+            indexed=indexed,
+            dedupe=dedupe,
         )
         current.set_attribute("corpus.document_id", str(created.id))
         current.set_attribute("corpus.ingest.unchanged", created.unchanged)
@@ -174,8 +201,10 @@ async def _create(
     embedder: Embedder,
     settings: Settings,
     data: DocumentCreate,
+    *,
     media_type: str,
     derived_from: Sequence[UUID] | None,
+    indexed: Indexed | None,
     dedupe: bool,
 ) -> DocumentCreated:
     _require_editor(principal)
@@ -193,7 +222,8 @@ async def _create(
         document = await _reread(conn, principal, existing)
         return DocumentCreated(**document.model_dump(), unchanged=True)
 
-    indexed = await _embed(embedder, data.title, data.content)
+    if indexed is None:
+        indexed = await _embed(embedder, data.title, data.content)
     document_id = await queries.insert_document(
         conn,
         workspace_id=workspace_id,
@@ -591,9 +621,12 @@ async def update(
     settings: Settings,
     document_id: UUID,
     data: DocumentUpdate,
+    *,
+    chunked_as: Indexed | None = None,
 ) -> Document:
-    """Edit a document. New content is re-chunked and re-embedded (a new version); a new title
-    rewrites lexemes only; tags touch neither.
+    """Edit a document. New content is re-chunked and re-embedded (a new version), unless
+    `chunked_as` holds its chunks and vectors already, cut under the document's title; a new
+    title rewrites lexemes only; tags touch neither.
 
     Raises:
         NotFound, Forbidden, ValidationFailed, TooLarge.
@@ -612,7 +645,7 @@ async def update(
     if new_content:
         assert content is not None
         _check_length(settings, content)
-        indexed = await _embed(embedder, title, content)
+        indexed = chunked_as or await _embed(embedder, title, content)
     reindex = new_content or title != row.title or visibility != row.visibility
     if reindex and row.visibility == "org":
         await index.count_in_statistics(conn, document_id, sign=-1)
@@ -672,8 +705,18 @@ async def delete(conn: WriteConnection, principal: Principal, document_id: UUID)
 IngestOutcome = Literal["added", "updated", "unchanged"]
 
 
-async def ingest_file(
-    conn: WriteConnection,
+@dataclass(frozen=True, slots=True)
+class PreparedFile:
+    """A file of a folder walk converted and cut into chunks, holding no connection: what is
+    left is to embed `chunks.texts` and write it (`ingest_prepared`)."""
+
+    source: str
+    document: DocumentCreate
+    media_type: str
+    chunks: Chunked
+
+
+async def prepare_file(
     principal: Principal,
     embedder: Embedder,
     settings: Settings,
@@ -684,16 +727,12 @@ async def ingest_file(
     workspace: str,
     visibility: Visibility,
     tags: list[str],
-) -> tuple[IngestOutcome, Document]:
-    """Add a file from a folder walk, or update the document that came from the same source.
-
-    The workspace is created when missing (its license then comes from policy). Unchanged
-    content writes nothing.
+) -> PreparedFile:
+    """Convert a file of a folder walk and cut it into chunks, without a connection.
 
     Raises:
         UnsupportedMediaType, ValidationFailed, TooLarge: as `upload` for a file.
     """
-    _require_editor(principal)
     file = FileUpload(
         data=data,
         filename=PurePath(source).name,
@@ -704,9 +743,60 @@ async def ingest_file(
         source=source,
     )
     converted = await convert(principal, settings, converter, file)
-    workspace_id, _created = await workspaces_service.ensure_workspace(conn, principal, workspace)
+    _check_length(settings, converted.document.content)
+    cut = await chunked(embedder, converted.document.title, converted.document.content)
+    return PreparedFile(source, converted.document, converted.media_type, cut)
+
+
+async def stored_digests(
+    conn: ReadConnection, principal: Principal, workspace: str, sources: Sequence[str]
+) -> dict[str, str]:
+    """The content digest stored for each of a folder walk's `sources` that has a document in
+    `workspace` already: read once for the walk, so that each file is checked without a
+    statement of its own (`unchanged`)."""
+    workspace_id = await workspaces_service.workspace_id(conn, workspace)
+    if workspace_id is None or not sources:
+        return {}
+    return await queries.source_digests(
+        conn, workspace_id=workspace_id, owner_id=principal.user_id, sources=sources
+    )
+
+
+def unchanged(prepared: PreparedFile, digests: dict[str, str]) -> bool:
+    """Whether the file's source holds this very content already (`stored_digests`): its
+    chunks need no vectors, and `ingest_prepared` would write nothing."""
+    return digests.get(prepared.source) == _sha256(prepared.document.content)
+
+
+async def ingest_prepared(
+    conn: WriteConnection,
+    principal: Principal,
+    embedder: Embedder,
+    settings: Settings,
+    prepared: PreparedFile,
+    vectors: np.ndarray | None,
+) -> tuple[IngestOutcome, Document]:
+    """Add a prepared file, or update the document that came from the same source, with its
+    chunks' `vectors` (None: embedded here). The workspace is created when missing (its
+    license then comes from policy). Unchanged content writes nothing.
+
+    Raises:
+        ValidationFailed, TooLarge: as `create`.
+    """
+    _require_editor(principal)
+    assert prepared.document.workspace is not None
+    workspace_id, _created = await workspaces_service.ensure_workspace(
+        conn, principal, prepared.document.workspace
+    )
     return await _add_or_replace(
-        conn, principal, embedder, settings, converted, workspace_id=workspace_id
+        conn,
+        principal,
+        embedder,
+        settings,
+        Converted(document=prepared.document, media_type=prepared.media_type),
+        workspace_id=workspace_id,
+        chunks=prepared.chunks,
+        indexed=None if vectors is None else Indexed(prepared.chunks.pieces, vectors),
     )
 
 
@@ -718,9 +808,12 @@ async def _add_or_replace(
     converted: Converted,
     *,
     workspace_id: UUID,
+    chunks: Chunked | None = None,
+    indexed: Indexed | None = None,
 ) -> tuple[IngestOutcome, Document]:
     """Add a converted file, or update the caller's document from the same source in the
-    workspace (a new version; identical content writes nothing)."""
+    workspace (a new version; identical content writes nothing). `chunks` and `indexed`: the
+    file's chunks cut and embedded already (a folder walk's), used where they still fit."""
     source = converted.document.source
     existing = (
         None
@@ -731,7 +824,13 @@ async def _add_or_replace(
     )
     if existing is None:
         created = await create(
-            conn, principal, embedder, settings, converted.document, media_type=converted.media_type
+            conn,
+            principal,
+            embedder,
+            settings,
+            converted.document,
+            media_type=converted.media_type,
+            indexed=indexed,
         )
         outcome: IngestOutcome = "unchanged" if created.unchanged else "added"
         return outcome, Document.model_validate(
@@ -742,6 +841,9 @@ async def _add_or_replace(
     assert row is not None
     if row.content_sha256 == _sha256(content):
         return "unchanged", await _reread(conn, principal, existing)
+    # An update keeps the document's title, which its chunks' texts begin with: chunks cut
+    # under the file's title are cut again.
+    same_title = chunks is not None and row.title == chunks.title
     updated = await update(
         conn,
         principal,
@@ -749,6 +851,7 @@ async def _add_or_replace(
         settings,
         existing,
         DocumentUpdate(content=content, tags=converted.document.tags),
+        chunked_as=indexed if same_title else None,
     )
     return "updated", updated
 
@@ -768,7 +871,7 @@ async def load_sample(
 
     Raises:
         Forbidden: the caller is not an admin (it creates a workspace and writes for no owner).
-        As `ingest_file` for a file that cannot be loaded.
+        As `prepare_file` and `ingest_prepared` for a file that cannot be loaded.
     """
     principal.require("workspaces.manage", "only admins load the sample documents")
     _id, created = await workspaces_service.ensure_workspace(conn, principal, SAMPLE_WORKSPACE)
@@ -776,8 +879,7 @@ async def load_sample(
     chunks = 0
     for path in files:
         data = await asyncio.to_thread(path.read_bytes)
-        outcome, document = await ingest_file(
-            conn,
+        prepared = await prepare_file(
             LOCAL_ADMIN,
             embedder,
             settings,
@@ -787,6 +889,9 @@ async def load_sample(
             workspace=SAMPLE_WORKSPACE,
             visibility="org",
             tags=SAMPLE_TAGS,
+        )
+        outcome, document = await ingest_prepared(
+            conn, LOCAL_ADMIN, embedder, settings, prepared, None
         )
         counts[outcome] += 1
         chunks += document.chunk_count if outcome != "unchanged" else 0

@@ -10,7 +10,7 @@ import asyncio
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
@@ -307,7 +307,6 @@ class SearchParams:
     postings_per_term: int
     min_similarity: float
     min_coverage: float
-    rrf_k: float
     dense_weight: float
     keyword_weight: float
     k1: float = BM25_K1
@@ -411,7 +410,7 @@ keyword_scores AS (
 -- The top chunks first (a top-N sort), then their ranks: numbering every matching chunk
 -- sorted thousands of them in full.
 keyword AS (
-  SELECT id, coverage, row_number() OVER (ORDER BY bm25 DESC, id) AS rank
+  SELECT id, coverage, bm25, row_number() OVER (ORDER BY bm25 DESC, id) AS rank
   FROM (
     SELECT chunk_id AS id, coverage, bm25
     FROM keyword_scores
@@ -468,12 +467,20 @@ def _result(*, with_filters: bool, rescope: bool) -> str:
     )
 
 
+# Each half's score scaled to its own candidates (the similarity from the list's worst to its
+# best; BM25 as a share of the best), then weighed (`retrieval.Tuning.dense_share`). A half
+# whose best stands far above the rest keeps that lead; a candidate missing from a half scores
+# 0 there. A lone candidate, or a list of equals, is its half's best: 1.
 _FUSE_HYBRID = """
+dense_range AS (SELECT min(similarity) AS lo, max(similarity) AS hi FROM dense),
+keyword_best AS (SELECT max(bm25) AS hi FROM keyword),
 fused AS (
   SELECT coalesce(d.id, k.id) AS id, d.rank AS vec_rank, k.rank AS kw_rank, d.similarity,
-         coalesce(:dense_weight / (:rrf_k + d.rank), 0)
-           + coalesce(:keyword_weight / (:rrf_k + k.rank), 0) AS score
+         :dense_weight * coalesce((d.similarity - dr.lo) / nullif(dr.hi - dr.lo, 0),
+                                  CASE WHEN d.id IS NULL THEN 0 ELSE 1 END)
+           + :keyword_weight * coalesce(k.bm25 / nullif(kb.hi, 0), 0) AS score
   FROM dense d FULL OUTER JOIN keyword k ON k.id = d.id
+  CROSS JOIN dense_range dr CROSS JOIN keyword_best kb
   WHERE d.id IS NOT NULL OR k.coverage >= :min_coverage
 )"""
 
@@ -530,8 +537,9 @@ _PARAMETER_TYPES: dict[str, Any] = {
     "keyword_scores": ARRAY(Float()),
     "dense_ranks": ARRAY(BigInteger()),
     "keyword_ranks": ARRAY(BigInteger()),
+    "keyword_bm25": ARRAY(Float()),
     **dict.fromkeys(
-        ["k1", "b", "dense_weight", "keyword_weight", "rrf_k", "min_similarity", "min_coverage"],
+        ["k1", "b", "dense_weight", "keyword_weight", "min_similarity", "min_coverage"],
         Float(),
     ),
 }
@@ -612,7 +620,6 @@ def _values(params: SearchParams) -> dict[str, Any]:
         }
     if params.embedding is not None and params.use_keyword:
         values |= {
-            "rrf_k": params.rrf_k,
             "dense_weight": params.dense_weight,
             "keyword_weight": params.keyword_weight,
         }
@@ -655,7 +662,7 @@ def _hits(rows: Any) -> list[SearchHit]:
 # the one statement above, so the same hits (tests/rag/test_halves_apart.py).
 
 _DENSE_HALF = "WITH " + _DENSE + "\nSELECT id, similarity AS score, rank FROM dense"
-_KEYWORD_HALF = "WITH " + _KEYWORD + "\nSELECT id, coverage AS score, rank FROM keyword"
+_KEYWORD_HALF = "WITH " + _KEYWORD + "\nSELECT id, coverage AS score, rank, bm25 FROM keyword"
 
 _HALVES_GIVEN = """
 dense AS (
@@ -664,18 +671,20 @@ dense AS (
 ),
 keyword AS (
   SELECT * FROM unnest(CAST(:keyword_ids AS uuid[]), CAST(:keyword_scores AS float8[]),
-                       CAST(:keyword_ranks AS bigint[])) AS h(id, coverage, rank)
+                       CAST(:keyword_ranks AS bigint[]), CAST(:keyword_bm25 AS float8[]))
+    AS h(id, coverage, rank, bm25)
 )"""
 
 
 @dataclass(frozen=True, slots=True)
 class Half:
     """One half's ranking: chunk ids best first, with their similarity (dense) or idf
-    coverage (keyword), and their ranks."""
+    coverage (keyword), their ranks, and (keyword) their BM25 scores, which fusion weighs."""
 
     ids: list[UUID]
     scores: list[float]
     ranks: list[int]
+    bm25: list[float] = field(default_factory=list)
 
 
 async def _half(conn: ReadConnection, sql: str, values: dict[str, Any]) -> Half:
@@ -684,6 +693,7 @@ async def _half(conn: ReadConnection, sql: str, values: dict[str, Any]) -> Half:
         ids=[row.id for row in rows],
         scores=[float(row.score) for row in rows],
         ranks=[int(row.rank) for row in rows],
+        bm25=[float(row.bm25) for row in rows if "bm25" in row._fields],
     )
 
 
@@ -712,6 +722,7 @@ async def fuse(
         "keyword_ids": keyword.ids,
         "keyword_scores": keyword.scores,
         "keyword_ranks": keyword.ranks,
+        "keyword_bm25": keyword.bm25,
     }
     sql = (
         "WITH "

@@ -1,5 +1,5 @@
 """Hybrid retrieval (DESIGN.md §4): a dense top-k on the HNSW index and a BM25 top-k over the
-postings, fused by reciprocal rank in one SQL statement that also applies the caller's
+postings, fused by their scaled scores in one SQL statement that also applies the caller's
 visibility and workspace scope. The ranking only: the search service (`app.search.service`)
 checks the request, resolves its workspaces and records the question."""
 
@@ -31,9 +31,19 @@ class Tuning:
     dense_depth: int = 100
     keyword_depth: int = 100
     postings_per_term: int = 1000
-    rrf_k: float = 60.0
-    dense_weight: float = 1.0
-    keyword_weight: float = 1.0
+    # Fusion: each half's scores scaled to its own list (the dense similarity by min-max over
+    # its candidates, BM25 by its best score), then a weighted sum with the dense half weighing
+    # `dense_share`. Reciprocal ranks (RRF, k 60) threw the scores away: a half sure of one hit
+    # and a half with a flat list counted alike, and hybrid stayed below a half on CISI (dense)
+    # and codedocs (keyword). Over the two halves' dumped candidates (scripts/dump_halves.py),
+    # nDCG@10 SciFact / CISI / codedocs: RRF 0.7199 / 0.4298 / 0.811; scores at a dense share of
+    # 0.3 0.7303 / 0.4470 / 0.9119, 0.35 0.7369 / 0.4601 / 0.9071, 0.4 0.7356 / 0.4598 / 0.8956
+    # (docs/BENCHMARKS.md).
+    dense_share: float = 0.35
+    # The dense share when the query names an identifier (a path, a dotted or snake-case name,
+    # a flag: `identifiers.lexable` finds names in it): an exact name is evidence the vector
+    # cannot read, so the keyword half weighs more (it weighed twice under RRF, ADR 0028).
+    identifier_dense_share: float = 0.175
     # A keyword-only hit must cover this share of the query's lexemes, weighted by idf. In
     # hybrid mode half: on SciFact it costs 0.002 nDCG@10 against no floor, and leaves 11 of 30
     # off-topic questions answered instead of 28 at 0.2. In keyword mode, where every hit is
@@ -49,13 +59,10 @@ class Tuning:
     # on SciFact's claims this half cost 3.1 ms at p50 instead of 3.9. nDCG@10 of hybrid: SciFact
     # 0.7234 → 0.7257, CISI 0.4408 → 0.4329. Keyword mode reads every lexeme's postings up to
     # the cut: there it cost SciFact 0.009, and BM25's level is its bar (docs/BENCHMARKS.md).
-    postings_by_idf: bool = True
-    # The keyword half's weight in hybrid when the query names an identifier (a path, a
-    # dotted or snake-case name, a flag: `identifiers.lexable` finds names in it): an exact name
-    # is evidence the vector cannot read. On the code-documentation collection, hybrid nDCG@10
-    # 0.7824 -> 0.8203 (exact names 0.819 -> 0.867, questions naming one 0.801 -> 0.865);
-    # SciFact's and CISI's queries name none (docs/BENCHMARKS.md, ADR 0028).
-    identifier_keyword_weight: float = 2.0
+    # Off since fusion reads the scores: BM25 from fewer postings is a rougher score, and the
+    # full postings gave hybrid SciFact 0.7315 -> 0.7369, CISI 0.4546 -> 0.4601 (codedocs
+    # 0.9071 either way) over the dumped candidates, at about 0.8 ms of the keyword half.
+    postings_by_idf: bool = False
     # BM25 at query time: k1 1.2 and b 0.5 held the keyword half at BM25's level on both CISI's
     # paragraphs and SciFact's claims (ADR 0014; 0.9 / 0.4 under-normalised CISI's lengths).
     bm25_k1: float = 1.2
@@ -116,6 +123,8 @@ def search_params(
     # Alone and unfiltered, the dense half's top `limit` is the answer: reading deeper only
     # fetched rows to drop them. Fused or filtered, it reads `dense_depth`.
     alone = mode == "dense" and not (tags or quoted or document_ids is not None)
+    named = bool(identifiers.lexable(query).wholes)
+    share = tuning.identifier_dense_share if named else tuning.dense_share
     return queries.SearchParams(
         query=query,
         embedding=embedding,
@@ -134,11 +143,8 @@ def search_params(
         repeats=tuning.repeats == "always" or (tuning.repeats == "passages" and is_passage(query)),
         postings_by_idf=tuning.postings_by_idf and mode == "hybrid",
         coverage_terms=tuning.coverage_terms,
-        rrf_k=tuning.rrf_k,
-        dense_weight=tuning.dense_weight,
-        keyword_weight=tuning.identifier_keyword_weight
-        if identifiers.lexable(query).wholes
-        else tuning.keyword_weight,
+        dense_weight=share,
+        keyword_weight=1 - share,
         k1=tuning.bm25_k1,
         b=tuning.bm25_b,
     )

@@ -96,7 +96,7 @@ def make_client(settings: Settings) -> StarletteOAuth2App | None:
     )
 
 
-def _client(resources: AppResources) -> StarletteOAuth2App:
+async def _client(resources: AppResources) -> StarletteOAuth2App:
     """Raises:
     NotFound: OpenID Connect is not configured.
     """

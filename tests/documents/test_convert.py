@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import zipfile
+from typing import Any
 
 import docx
 import pytest
@@ -476,3 +477,40 @@ def test_a_files_title_is_the_heading_its_chunks_sit_under(source: str) -> None:
     paths = [piece.heading_path for piece in chunk_markdown(converted.markdown)]
     first_top = next(path[0] for path in paths if path)
     assert converted.title == first_top
+
+
+def _with_outline(pdf: bytes, entries: list[tuple[str, int, int]]) -> bytes:
+    """`pdf` with an outline: (title, page index, depth from 1) in order."""
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf)))
+    parents: dict[int, Any] = {}
+    for title, page, depth in entries:
+        parents[depth] = writer.add_outline_item(
+            title=title, page_number=page, parent=parents.get(depth - 1)
+        )
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def test_a_pdf_has_headings_from_its_outline_and_no_running_headers_or_footers() -> None:
+    pages = [
+        _text("ACME Handbook", "Deploying", "Ship with make release.", "Page 1 of 4"),
+        _text("ACME Handbook", "Rolling back", "Run make rollback.", "Page 2 of 4"),
+        _text("ACME Handbook", "Checks after a rollback.", "Page 3 of 4"),
+        _text("ACME Handbook", "Watch the dashboards.", "Page 4 of 4"),
+    ]
+    pdf = _with_outline(
+        _pdf(*pages, title="Handbook"),
+        [("Deploying", 0, 1), ("Rolling back", 1, 2), ("Monitoring", 3, 1)],
+    )
+
+    converted = to_markdown(pdf, filename="handbook.pdf", content_type=None)
+
+    assert "ACME Handbook" not in converted.markdown
+    assert "Page 2 of 4" not in converted.markdown
+    assert converted.markdown.splitlines()[:2] == ["# Deploying", "Ship with make release."]
+    assert "## Rolling back\nRun make rollback." in converted.markdown
+    # An entry whose title is not a line of its page opens the page.
+    assert "# Monitoring\n\nWatch the dashboards." in converted.markdown
+    pieces = chunk_markdown(converted.markdown, target_tokens=200, overlap_tokens=0)
+    assert ["Deploying", "Rolling back"] in [list(p.heading_path) for p in pieces]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -340,9 +340,9 @@ async def test_the_search_endpoint_reads_its_halves_apart(corpus: Corpus) -> Non
 async def test_a_tie_in_the_fused_score_goes_to_the_hit_with_a_vector_match(
     corpus: Corpus,
 ) -> None:
-    # One chunk first in the dense half only, another first in the keyword half only: the same
-    # fused score. The chunk with a similarity wins, whichever id sorts first, so the same
-    # corpus ingested twice (new random ids) ranks the same.
+    # One chunk first in the dense half only, another first in the keyword half only, the halves
+    # weighed alike: the same fused score. The chunk with a similarity wins, whichever id sorts
+    # first, so the same corpus ingested twice (new random ids) ranks the same.
     async with corpus.db.read() as conn:
         # Two chunks anyone may see: the fusion checks each hit's scope again.
         rows = (
@@ -360,13 +360,14 @@ async def test_a_tie_in_the_fused_score_goes_to_the_hit_with_a_vector_match(
             workspace_ids=None,
             tags=None,
             limit=10,
+            tuning=replace(retrieval.DEFAULT_TUNING, dense_share=0.5),
         )
         for near, keyword_only in ((low, high), (high, low)):
             hits = await rag_queries.fuse(
                 conn,
                 params,
                 rag_queries.Half(ids=[near], scores=[0.5], ranks=[1]),
-                rag_queries.Half(ids=[keyword_only], scores=[1.0], ranks=[1]),
+                rag_queries.Half(ids=[keyword_only], scores=[1.0], ranks=[1], bm25=[3.0]),
             )
             assert [h.chunk_id for h in hits] == [near, keyword_only]
             assert hits[0].score == hits[1].score

@@ -176,7 +176,8 @@ def test_a_query_naming_an_identifier_weighs_the_keyword_half_more(settings: Set
         ).keyword_weight
 
     tuning = retrieval.DEFAULT_TUNING
-    assert weight("where is app.rag.queries") == tuning.identifier_keyword_weight
-    assert weight("set KEY_ID") == tuning.identifier_keyword_weight
-    assert weight("how do I rotate the signing key") == tuning.keyword_weight
-    assert tuning.identifier_keyword_weight > tuning.keyword_weight
+    named = 1 - tuning.identifier_dense_share
+    assert weight("where is app.rag.queries") == named
+    assert weight("set KEY_ID") == named
+    assert weight("how do I rotate the signing key") == 1 - tuning.dense_share
+    assert named > 1 - tuning.dense_share

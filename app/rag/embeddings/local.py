@@ -113,6 +113,11 @@ def load_model() -> Model:
     options = onnxruntime.SessionOptions()
     # One request's pass uses the cores; passes themselves are serialised by LocalEmbedder.
     options.inter_op_num_threads = 1
+    # Its threads wait for work by sleeping, not spinning: spinning doubled the CPU a pass
+    # burns on two cores (2.8 s against 1.4-1.5 s for 40 SciFact abstracts) for no gain in
+    # wall time on a shared machine, and took the cores an ingest's conversion, lexing and
+    # writing overlap the model with (docs/BENCHMARKS.md, issue #33).
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.log_severity_level = 3  # warnings about unused initialisers are noise here
     session = onnxruntime.InferenceSession(
         str(graph), sess_options=options, providers=["CPUExecutionProvider"]

@@ -1,0 +1,130 @@
+"""`corpus ingest`'s pipeline: chunks of several files share an embedding call, each file is
+written in a transaction of its own, and a file that fails fails alone."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from sqlalchemy import text
+
+from app.bench.ingest import ingest_paths
+from app.config import Settings
+from app.db.engine import Database
+from app.documents.convert import Converted
+from app.documents.worker import Converter
+from app.rag.embeddings.base import EmbeddingError
+from app.rag.embeddings.hash import HashEmbedder
+from tests.support import make_settings, migrated_database
+
+
+class CountingConverter(Converter):
+    """Sets `ahead` once `count` files are converted."""
+
+    def __init__(self, settings: Settings, count: int) -> None:
+        super().__init__(settings)
+        self.ahead = asyncio.Event()
+        self._left = count
+
+    async def to_markdown(
+        self, data: bytes, *, filename: str | None, content_type: str | None
+    ) -> Converted:
+        converted = await super().to_markdown(data, filename=filename, content_type=content_type)
+        self._left -= 1
+        if self._left <= 0:
+            self.ahead.set()
+        return converted
+
+
+class RecordingEmbedder(HashEmbedder):
+    """Hash vectors; records each call's texts, and fails any call holding a poisoned one. Its
+    first call waits until `ahead` is set: a model busy with one file while others convert."""
+
+    def __init__(self, ahead: asyncio.Event) -> None:
+        super().__init__()
+        self.calls: list[list[str]] = []
+        self._ahead = ahead
+
+    async def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not self.calls:
+            await self._ahead.wait()
+        self.calls.append(list(texts))
+        if any("nightshade" in t for t in texts):
+            raise EmbeddingError("the provider refused a text")
+        return await super().embed_passages(texts)
+
+
+async def test_files_share_embedding_calls_and_a_failing_file_fails_alone(
+    settings: Settings, server_url: str, data_dir: Path, tmp_path: Path
+) -> None:
+    files = []
+    for i in range(12):
+        path = tmp_path / f"note-{i:02d}.md"
+        path.write_text(f"# Note {i}\n\nHeron {i} nests by the estuary in spring.\n")
+        files.append(path)
+    poisoned = tmp_path / "poisoned.md"
+    poisoned.write_text("# Poisoned\n\nDeadly nightshade grows by the wall.\n")
+    empty = tmp_path / "empty.md"
+    empty.write_text("   \n")
+    missing = tmp_path / "missing.md"
+    walk = [*files[:5], empty, missing, *files[5:], poisoned]
+
+    url = await migrated_database(server_url, data_dir, "corpus_ingest_pipeline")
+    db = Database(url)
+    ingest_settings = make_settings(settings.data_dir, database_url=url)
+    converter = CountingConverter(ingest_settings, 10)
+    embedder = RecordingEmbedder(converter.ahead)
+    labels: list[str] = []
+    try:
+        report = await ingest_paths(
+            db,
+            embedder,
+            ingest_settings,
+            converter,
+            walk,
+            workspace="default",
+            visibility="org",
+            tags=[],
+            advance=labels.append,
+        )
+        async with db.read() as conn:
+            titles = sorted(
+                row.title for row in await conn.execute(text("SELECT title FROM documents"))
+            )
+            stats = (await conn.execute(text("SELECT chunk_count FROM corpus_stats"))).one()
+            chunks = (await conn.execute(text("SELECT count(*) AS n FROM chunks"))).one()
+        again = await ingest_paths(
+            db,
+            embedder,
+            ingest_settings,
+            converter,
+            files,
+            workspace="default",
+            visibility="org",
+            tags=[],
+            advance=labels.append,
+        )
+    finally:
+        await converter.aclose()
+        await db.dispose()
+
+    assert report.counts["added"] == 12
+    assert report.counts["failed"] == 3
+    assert sorted(Path(source).name for source, _ in report.failures) == [
+        "empty.md",
+        "missing.md",
+        "poisoned.md",
+    ]
+    assert titles == sorted(f"Note {i}" for i in range(12))
+    # Each file was written whole, and counted once in the statistics.
+    assert stats.chunk_count == chunks.n == report.chunks
+    assert len(labels) == 15 + 12
+    # The good files' chunks went to the model in fewer calls than there are files: a call
+    # spans files (the poisoned file's batch failed, and each of its files was tried alone).
+    good = [call for call in embedder.calls if not any("nightshade" in t for t in call)]
+    assert any(len({t.split("\n")[0] for t in call}) > 1 for call in good)
+    # Unchanged files are neither embedded nor written again.
+    assert again.counts["unchanged"] == 12
+    assert again.counts["added"] == again.counts["failed"] == 0
