@@ -19,7 +19,10 @@ import pytest
 from sqlalchemy import text
 
 from app import housekeeping
+from app.config import Settings
 from app.db.engine import Database
+from app.documents.convert import Converted
+from app.documents.worker import Converter
 from app.errors import Conflict
 from app.sources.sync import Syncer
 from tests.accounts import Account
@@ -546,3 +549,90 @@ async def test_an_edit_keeps_the_synced_commit_unless_it_moves_and_a_paused_sour
         audit = (await http.get("/api/audit", params={"target": source["id"]})).json()["items"]
         assert {entry["action"] for entry in audit} == {"source.create", "source.update"}
         assert all("secret" not in json.dumps(entry["after"] or {}) for entry in audit)
+
+
+class _Held(Converter):
+    """The process's converter, held at the gate: a sync that stays in flight until the test
+    lets it go."""
+
+    def __init__(self, inner: Converter, settings: Settings) -> None:
+        super().__init__(settings)
+        self.inner = inner
+        self.entered = asyncio.Event()
+        self.gate = asyncio.Event()
+
+    async def to_markdown(
+        self, data: bytes, *, filename: str | None, content_type: str | None
+    ) -> Converted:
+        self.entered.set()
+        await self.gate.wait()
+        return await self.inner.to_markdown(data, filename=filename, content_type=content_type)
+
+
+async def test_a_push_while_another_process_syncs_is_recorded_and_synced_when_that_sync_ends(
+    corpus: Running, admin: Account, roots: Path
+) -> None:
+    repo = Repo(roots / "pushed-during")
+    repo.write("guide.md", "# Guide\n\nThe first word on the quokka.\n")
+    repo.commit("first")
+    resources = corpus.app.state.resources
+    async with httpx.AsyncClient(base_url=corpus.url, headers=admin.bearer) as http:
+        slug = await _workspace(http)
+        source = await _add(http, slug, kind="git", location=str(repo.path), branch="main")
+        source_id = uuid.UUID(source["id"])
+        # Another process syncs the source, held in its first conversion.
+        other_db = Database(corpus.settings.database_url)
+        held = _Held(resources.converter, corpus.settings)
+        other = Syncer(
+            db=other_db,
+            embedder=resources.embedder,
+            settings=corpus.settings,
+            converter=held,
+            box=resources.box,
+        )
+        try:
+            running = asyncio.create_task(other.sync(source_id, "manual"))
+            await held.entered.wait()
+            repo.write("guide.md", "# Guide\n\nThe second word on the wallaroo.\n")
+            second = repo.commit("second")
+            body = json.dumps({"ref": "refs/heads/main"}).encode()
+            async with httpx.AsyncClient(base_url=corpus.url) as anonymous:
+                reply = await anonymous.post(
+                    f"/api/sources/{source_id}/webhook",
+                    content=body,
+                    headers=_github(source["webhook_secret"], body),
+                )
+            assert (reply.status_code, reply.json()) == (202, {"syncing": True})
+
+            async def recorded() -> bool:
+                async with corpus.db.read() as conn:
+                    requested = await conn.scalar(
+                        text("SELECT sync_requested_at FROM sources WHERE id = :id"),
+                        {"id": source_id},
+                    )
+                return requested is not None
+
+            await eventually(recorded, "the push recorded on the source")
+            # The push started no run of its own: the holder's is the only one.
+            runs = (await http.get(f"/api/sources/{source_id}/runs")).json()["items"]
+            assert [run["status"] for run in runs] == ["running"]
+            held.gate.set()
+            first_run = await running
+        finally:
+            held.gate.set()
+            await other_db.dispose()
+        assert first_run.added == 1
+        runs = (await http.get(f"/api/sources/{source_id}/runs")).json()["items"]
+        assert [(run["status"], run["commit"], run["updated"]) for run in runs[:1]] == [
+            ("succeeded", second, 1)
+        ]
+        assert len(runs) == 2
+        assert await _search(http, slug, "wallaroo")
+        assert not await _search(http, slug, "quokka")
+        shown = (await http.get(f"/api/sources/{source_id}")).json()
+        assert (shown["last_commit"], shown["syncing"]) == (second, False)
+        async with corpus.db.read() as conn:
+            assert await conn.scalar(
+                text("SELECT sync_requested_at IS NULL FROM sources WHERE id = :id"),
+                {"id": source_id},
+            )
