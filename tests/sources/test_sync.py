@@ -449,11 +449,40 @@ async def _flagged_at_every_door(
     assert (hit["stale"], hit["source_path"]) == (stale, "docs/config.md")
     async with mcp_client(corpus.mcp_url, admin.key) as client:
         result = await client.call_tool("search_docs", {"query": query, "workspaces": [slug]})
+        read = await client.call_tool("read_document", {"document_id": document_id})
+        listed = await client.call_tool("list_documents", {"workspace": slug})
+        flagged = await client.call_tool("list_documents", {"workspace": slug, "stale": True})
     assert result.structured_content is not None
     [mcp_hit] = [h for h in result.structured_content["hits"] if h["document_id"] == document_id][
         :1
     ]
     assert mcp_hit["stale"] is stale
+    # MCP's documents carry where they came from, as its hits do.
+    assert read.structured_content is not None
+    shown = read.structured_content["document"]
+    assert (shown["source_path"], shown["stale"]) == ("docs/config.md", stale)
+    assert shown["commit"] == mcp_hit["commit"]
+    assert shown["commit_date"] is not None
+    assert listed.structured_content is not None
+    assert flagged.structured_content is not None
+    by_path = {doc["source_path"]: doc for doc in listed.structured_content["items"]}
+    assert by_path["docs/config.md"] == shown
+    assert by_path["docs/other.md"]["stale"] is False
+    assert [doc["id"] for doc in flagged.structured_content["items"]] == (
+        [document_id] if stale else []
+    )
+    # And the REST list finds them: `stale=true` those flagged, `stale=false` the others.
+    everything = {doc["id"] for doc in listed.structured_content["items"]}
+    assert len(everything) == 2
+    flagged_ids = {document_id} if stale else set()
+    for wanted, expected in ((True, flagged_ids), (False, everything - flagged_ids)):
+        reply = await http.get(
+            "/api/documents", params={"workspace": slug, "stale": str(wanted).lower()}
+        )
+        assert reply.status_code == 200, reply.text
+        assert {doc["id"] for doc in reply.json()["items"]} == expected
+    refused = await http.get("/api/documents", params={"stale": "perhaps"})
+    assert refused.status_code == 422
     context = (await http.post("/api/context", json={"query": query, "top_k": 10})).json()
     [source] = [s for s in context["sources"] if s["document_id"] == document_id][:1]
     assert source["stale"] is stale

@@ -4864,6 +4864,7 @@ export interface operations {
                 owner?: string | null;
                 visibility?: ("org" | "private") | null;
                 q?: string | null;
+                stale?: boolean | null;
                 limit?: number;
                 cursor?: string | null;
             };
