@@ -165,12 +165,13 @@ class Tools:
         tags: list[str] | None = None,
         top_k: Annotated[JsonInt, Field(ge=1, le=100)] = 10,
         mode: SearchMode = "hybrid",
+        stale: bool | None = None,
     ) -> SearchResult:
         """Search the corpus for `query` by meaning and keywords (`mode`); narrow with
-        `workspaces`, `tags`, `top_k`. Each hit says why it ranked."""
+        `workspaces`, `tags`, `stale`, `top_k`. Each hit says why it ranked."""
         principal = caller()
         request = SearchRequest(
-            query=query, workspaces=workspaces, tags=tags, top_k=top_k, mode=mode
+            query=query, workspaces=workspaces, tags=tags, top_k=top_k, mode=mode, stale=stale
         )
         async with self._writing() as (conn, current), current.db.replica_read() as replica:
             # Ranked on the replica when one may serve the caller (docs/adr/0032).

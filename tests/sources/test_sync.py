@@ -483,6 +483,25 @@ async def _flagged_at_every_door(
         assert {doc["id"] for doc in reply.json()["items"]} == expected
     refused = await http.get("/api/documents", params={"stale": "perhaps"})
     assert refused.status_code == 422
+    # Search narrows to them too, at both doors, in both modes that read the halves.
+    for mode in ("hybrid", "keyword"):
+        for wanted in (True, False):
+            body = {"query": query, "workspaces": [slug], "mode": mode, "stale": wanted}
+            reply = await http.post("/api/search", json=body)
+            assert reply.status_code == 200, reply.text
+            found = {h["document_id"] for h in reply.json()["hits"]}
+            assert (document_id in found) is (wanted is stale), (mode, wanted)
+            assert all(h["stale"] is wanted for h in reply.json()["hits"]), (mode, wanted)
+    async with mcp_client(corpus.mcp_url, admin.key) as client:
+        narrowed = await client.call_tool(
+            "search_docs", {"query": query, "workspaces": [slug], "stale": True}
+        )
+    assert narrowed.structured_content is not None
+    assert [h["document_id"] for h in narrowed.structured_content["hits"]][:1] == (
+        [document_id] if stale else []
+    )
+    refused = await http.post("/api/search", json={"query": query, "stale": "perhaps"})
+    assert refused.status_code == 422
     context = (await http.post("/api/context", json={"query": query, "top_k": 10})).json()
     [source] = [s for s in context["sources"] if s["document_id"] == document_id][:1]
     assert source["stale"] is stale

@@ -2460,6 +2460,8 @@ export interface components {
             workspaces?: string[] | null;
             /** Tags */
             tags?: string[] | null;
+            /** Stale */
+            stale?: boolean | null;
             /**
              * Top K
              * @default 10
