@@ -201,7 +201,7 @@ async def due_sources(conn: ReadConnection) -> list[UUID]:
     statement = select(sources.c.id).where(
         sources.c.paused.is_(False),
         sources.c.schedule_minutes.is_not(None),
-        or_(sources.c.lease_expires_at.is_(None), sources.c.lease_expires_at <= func.now()),
+        _lease_free(),
         or_(
             sources.c.last_synced_at.is_(None),
             sources.c.last_synced_at + interval <= func.now(),
@@ -217,7 +217,7 @@ async def fail_abandoned_runs(conn: WriteConnection) -> int:
         select(sources.c.id)
         .where(
             sources.c.id == source_runs.c.source_id,
-            or_(sources.c.lease_expires_at.is_(None), sources.c.lease_expires_at <= func.now()),
+            _lease_free(),
         )
         .exists()
     )
