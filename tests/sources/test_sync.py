@@ -638,9 +638,11 @@ async def test_a_push_while_another_process_syncs_is_recorded_and_synced_when_th
             converter=held,
             box=resources.box,
         )
+        running = asyncio.create_task(other.sync(source_id, "manual"))
         try:
-            running = asyncio.create_task(other.sync(source_id, "manual"))
-            await held.entered.wait()
+            # A deadline, not a wait: a sync that never converts fails here, not by hanging.
+            async with asyncio.timeout(60):
+                await held.entered.wait()
             repo.write("guide.md", "# Guide\n\nThe second word on the wallaroo.\n")
             second = repo.commit("second")
             body = json.dumps({"ref": "refs/heads/main"}).encode()
@@ -668,6 +670,8 @@ async def test_a_push_while_another_process_syncs_is_recorded_and_synced_when_th
             first_run = await running
         finally:
             held.gate.set()
+            # The other process's sync ends before its pool goes, whatever failed above.
+            await asyncio.gather(running, return_exceptions=True)
             await other_db.dispose()
         assert first_run.added == 1
         runs = (await http.get(f"/api/sources/{source_id}/runs")).json()["items"]
