@@ -322,6 +322,7 @@ CREATE TABLE public.sources (
     lease_expires_at timestamp with time zone,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    sync_requested_at timestamp with time zone,
     CONSTRAINT ck_sources_kind CHECK ((kind = ANY (ARRAY['folder'::text, 'git'::text]))),
     CONSTRAINT ck_sources_schedule CHECK (((schedule_minutes IS NULL) OR (schedule_minutes > 0)))
 );

@@ -224,6 +224,8 @@ sources = Table(
     # One sync at a time, across processes: a sync takes the lease and renews it while it works.
     Column("lease_owner", Text),
     Column("lease_expires_at", DateTime(timezone=True)),
+    # A push (or the schedule) that found the lease held: its holder syncs again when it ends.
+    Column("sync_requested_at", DateTime(timezone=True)),
     _created_at(),
     _updated_at(),
     CheckConstraint("kind IN ('folder', 'git')", name="kind"),

@@ -17,6 +17,7 @@ from sqlalchemy import (
     case,
     exists,
     func,
+    not_,
     or_,
     select,
     true,
@@ -24,7 +25,7 @@ from sqlalchemy import (
 )
 
 from app.db.engine import ReadConnection, WriteConnection
-from app.db.tables import chunks, document_links, documents, workspaces
+from app.db.tables import chunks, document_links, documents, source_documents, workspaces
 from app.documents.links import Link
 from app.documents.schemas import (
     Chunk,
@@ -261,6 +262,20 @@ async def delete_document(conn: WriteConnection, document_id: UUID) -> None:
     await conn.execute(documents.delete().where(documents.c.id == document_id))
 
 
+def _may_be_stale() -> ColumnElement[bool]:
+    """The document came from a source and a later commit changed code it names. Sources sit
+    above documents; like a workspace's count of its documents, this reads their table in a
+    subquery and never writes it (docs/adr/0035)."""
+    return (
+        select(source_documents.c.document_id)
+        .where(
+            source_documents.c.document_id == documents.c.id,
+            func.jsonb_array_length(source_documents.c.stale) > 0,
+        )
+        .exists()
+    )
+
+
 async def list_documents(
     conn: ReadConnection,
     caller_id: UUID | None,
@@ -281,6 +296,9 @@ async def list_documents(
         conditions.append(documents.c.owner_id == filters.owner)
     if filters.visibility is not None:
         conditions.append(documents.c.visibility == filters.visibility)
+    if filters.stale is not None:
+        condition = _may_be_stale()
+        conditions.append(condition if filters.stale else not_(condition))
     if filters.q:
         # Trigram match on the title (GIN index), or a plain substring.
         conditions.append(

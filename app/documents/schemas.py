@@ -107,6 +107,9 @@ class DocumentFilters(BaseModel):
     owner: UUID | None = None
     visibility: Visibility | None = None
     q: PlainText | None = Field(default=None, max_length=500)
+    # True: only the synced documents that may be stale (a later commit changed code they
+    # name); false: all but those.
+    stale: bool | None = None
 
 
 class DocumentText(BaseModel):

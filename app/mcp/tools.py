@@ -30,11 +30,9 @@ from app.db.availability import DATABASE_UNREACHABLE, unreachable
 from app.db.engine import ReadConnection, WriteConnection
 from app.documents import service as documents_service
 from app.documents.schemas import (
-    Document,
     DocumentCreate,
     DocumentCreated,
     DocumentFilters,
-    DocumentText,
     Visibility,
 )
 from app.errors import AppError, ValidationFailed
@@ -55,6 +53,8 @@ from app.routing.schemas import (
 from app.schemas import JsonInt, Page
 from app.search import service as search_service
 from app.search.schemas import Door, SearchRequest, SearchResult
+from app.sources import service as sources_service
+from app.sources.schemas import SyncedDocument, SyncedDocumentText
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -165,12 +165,13 @@ class Tools:
         tags: list[str] | None = None,
         top_k: Annotated[JsonInt, Field(ge=1, le=100)] = 10,
         mode: SearchMode = "hybrid",
+        stale: bool | None = None,
     ) -> SearchResult:
         """Search the corpus for `query` by meaning and keywords (`mode`); narrow with
-        `workspaces`, `tags`, `top_k`. Each hit says why it ranked."""
+        `workspaces`, `tags`, `stale`, `top_k`. Each hit says why it ranked."""
         principal = caller()
         request = SearchRequest(
-            query=query, workspaces=workspaces, tags=tags, top_k=top_k, mode=mode
+            query=query, workspaces=workspaces, tags=tags, top_k=top_k, mode=mode, stale=stale
         )
         async with self._writing() as (conn, current), current.db.replica_read() as replica:
             # Ranked on the replica when one may serve the caller (docs/adr/0032).
@@ -242,18 +243,21 @@ class Tools:
         tag: str | None = None,
         q: Annotated[str | None, Field(max_length=500)] = None,
         limit: Annotated[JsonInt, Field(ge=1, le=200)] = 50,
-    ) -> Page[Document]:
-        """List the documents you may see, newest first; filter by `workspace`, `tag`, or title
-        words `q`."""
+        stale: bool | None = None,
+    ) -> Page[SyncedDocument]:
+        """List the documents you may see, newest first; filter by `workspace`, `tag`, title
+        words `q`, or `stale`. Synced ones carry source_path, commit, commit_date, stale."""
         principal = caller()
         async with self._reading() as (conn, _current):
-            return await documents_service.list_documents(
+            page = await documents_service.list_documents(
                 conn,
                 principal,
-                DocumentFilters(workspace=workspace, tag=tag, q=q),
+                DocumentFilters(workspace=workspace, tag=tag, q=q, stale=stale),
                 limit=limit,
                 cursor=None,
             )
+            items = await sources_service.with_provenance(conn, principal, page.items)
+        return Page[SyncedDocument](items=items, next_cursor=page.next_cursor)
 
     @_listed("Read a document", READS)
     async def read_document(
@@ -261,14 +265,16 @@ class Tools:
         document_id: UUID,
         chunk_start: Annotated[JsonInt | None, Field(ge=0)] = None,
         chunk_end: Annotated[JsonInt | None, Field(ge=0)] = None,
-    ) -> DocumentText:
+    ) -> SyncedDocumentText:
         """Read a document by `document_id`: all of it, or chunks `chunk_start` to `chunk_end`
-        (inclusive, as search hits number them)."""
+        (inclusive, as search hits number them); a synced one carries its provenance."""
         principal = caller()
         async with self._reading() as (conn, _current):
-            return await documents_service.read(
+            read = await documents_service.read(
                 conn, principal, document_id, chunk_start=chunk_start, chunk_end=chunk_end
             )
+            [document] = await sources_service.with_provenance(conn, principal, [read.document])
+        return SyncedDocumentText.model_validate(read.model_dump() | {"document": document})
 
     @_listed("Delete a document", DELETES)
     async def delete_document(self, document_id: UUID) -> Deleted:

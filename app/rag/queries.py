@@ -316,6 +316,8 @@ class SearchParams:
     postings_by_idf: bool = False
     # "Ask about this doc": only these documents' chunks (None: any document).
     document_ids: Sequence[UUID] | None = None
+    # Only chunks of documents a source flagged may be stale (True), or of the others (False).
+    stale: bool | None = None
 
 
 # Who may see a chunk: `org`, or private and the caller's own; and the workspace allowlist.
@@ -438,6 +440,10 @@ JOIN workspaces w ON w.id = c.workspace_id""".replace("{config}", TS_CONFIG)
 _FILTERED = """
 WHERE (CAST(:tags AS text[]) IS NULL OR d.tags && CAST(:tags AS text[]))
   AND (CAST(:documents AS uuid[]) IS NULL OR c.document_id = ANY(CAST(:documents AS uuid[])))
+  AND (CAST(:stale AS boolean) IS NULL
+       OR EXISTS (SELECT 1 FROM source_documents sd
+                  WHERE sd.document_id = c.document_id AND jsonb_array_length(sd.stale) > 0)
+          = CAST(:stale AS boolean))
   AND NOT EXISTS (SELECT 1 FROM unnest(CAST(:phrases AS text[])) AS p(phrase)
                   WHERE NOT c.tsv @@ phraseto_tsquery('{config}', p.phrase))
 ORDER BY f.score DESC, f.similarity DESC NULLS LAST, c.id
@@ -518,7 +524,9 @@ def _statement(params: SearchParams) -> str:
 def filtered(params: SearchParams) -> bool:
     """Whether the hits are filtered after ranking (a candidate may be dropped), which makes
     the halves read deeper than the limit."""
-    return bool(params.tags or params.phrases or params.document_ids is not None)
+    return bool(
+        params.tags or params.phrases or params.document_ids is not None or params.stale is not None
+    )
 
 
 # Typed parameters: asyncpg would otherwise infer `:k1` in `tf * (:k1 + 1)` as an integer.
@@ -528,6 +536,7 @@ _PARAMETER_TYPES: dict[str, Any] = {
     "documents": ARRAY(PG_UUID(as_uuid=True)),
     "tags": ARRAY(Text),
     "repeats": Boolean(),
+    "stale": Boolean(),
     "postings_by_idf": Boolean(),
     "phrases": ARRAY(Text),
     "embedding": Vector(),
@@ -599,6 +608,7 @@ def _values(params: SearchParams) -> dict[str, Any]:
     if filtered(params):
         values |= {
             "tags": list(params.tags) if params.tags else None,
+            "stale": params.stale,
             # As the text was lexed: a quoted identifier is the phrase of its parts.
             "phrases": [identifiers.lexable(phrase).words for phrase in params.phrases],
         }

@@ -117,12 +117,15 @@ def search_params(
     limit: int,
     tuning: Tuning = DEFAULT_TUNING,
     document_ids: list[UUID] | None = None,
+    stale: bool | None = None,
 ) -> queries.SearchParams:
     """The statement's parameters for a query (its vector computed already in dense modes)."""
     quoted = phrases(query)
     # Alone and unfiltered, the dense half's top `limit` is the answer: reading deeper only
     # fetched rows to drop them. Fused or filtered, it reads `dense_depth`.
-    alone = mode == "dense" and not (tags or quoted or document_ids is not None)
+    alone = mode == "dense" and not (
+        tags or quoted or document_ids is not None or stale is not None
+    )
     named = bool(identifiers.lexable(query).wholes)
     share = tuning.identifier_dense_share if named else tuning.dense_share
     return queries.SearchParams(
@@ -132,6 +135,7 @@ def search_params(
         caller_id=caller_id,
         workspace_ids=workspace_ids,
         document_ids=document_ids,
+        stale=stale,
         tags=tags,
         phrases=quoted,
         limit=limit,
@@ -164,6 +168,7 @@ async def run(
     tuning: Tuning = DEFAULT_TUNING,
     document_ids: list[UUID] | None = None,
     side: SideReads | None = None,
+    stale: bool | None = None,
 ) -> list[SearchHit]:
     """Rank the chunks `caller_id` may see for a query the search service has checked, in
     `workspace_ids` (None: every workspace), of `document_ids` only when given. It ranks, and
@@ -190,6 +195,7 @@ async def run(
             limit=limit,
             tuning=tuning,
             document_ids=document_ids,
+            stale=stale,
         )
         if side is not None and mode == "hybrid":
             candidates = await queries.size_vector_search(conn, params.dense_depth)

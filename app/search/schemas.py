@@ -24,6 +24,8 @@ class SearchRequest(BaseModel):
     query: PlainText = Field(min_length=1)
     workspaces: list[Slug] | None = Field(default=None, max_length=100)
     tags: list[Tag] | None = Field(default=None, max_length=32)
+    # True: only passages of documents a source flagged may be stale; false: of the others.
+    stale: bool | None = None
     top_k: JsonInt = Field(default=10, ge=1, le=100)
     mode: SearchMode = "hybrid"
 

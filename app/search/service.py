@@ -76,6 +76,7 @@ async def rank(
         caller_id=principal.user_id,
         workspace_ids=workspace_ids,
         tags=request.tags,
+        stale=request.stale,
         limit=limit or request.top_k,
         tuning=tuning,
         document_ids=document_ids,
@@ -119,7 +120,9 @@ async def unfiltered_hits(
     """Whether (0 or 1) the caller's whole scope answers a query its filters (workspaces, tags,
     documents) emptied: if it does, the question is not a documentation gap; the documentation
     exists, the filters left it out."""
-    unfiltered = request.model_copy(update={"workspaces": None, "tags": None, "top_k": 1})
+    unfiltered = request.model_copy(
+        update={"workspaces": None, "tags": None, "stale": None, "top_k": 1}
+    )
     return len(await rank(conn, principal, embedder, settings, unfiltered, side=side))
 
 
@@ -175,7 +178,9 @@ async def search(
     )
     similarities = [hit.similarity for hit in hits if hit.similarity is not None]
     found = len(hits)
-    if not hits and (request.workspaces or request.tags or document_ids):
+    if not hits and (
+        request.workspaces or request.tags or request.stale is not None or document_ids
+    ):
         found = await unfiltered_hits(ranking, principal, embedder, settings, request, side=side)
     await record_question(
         conn,

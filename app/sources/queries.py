@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import and_, func, or_, select, text, update
+from sqlalchemy import and_, case, false, func, null, or_, select, text, update
 from sqlalchemy.dialects.postgresql import insert
 
 from app.db.engine import ReadConnection, WriteConnection
@@ -117,58 +117,82 @@ async def delete_source(conn: WriteConnection, source_id: UUID) -> None:
     await conn.execute(sources.delete().where(sources.c.id == source_id))
 
 
-async def take_lease(conn: WriteConnection, source_id: UUID, owner: str, seconds: float) -> bool:
+def _lease_free() -> Any:
+    return or_(sources.c.lease_expires_at.is_(None), sources.c.lease_expires_at <= func.now())
+
+
+def _lease_for(seconds: float) -> Any:
+    return func.now() + text(f"interval '{float(seconds)} seconds'")
+
+
+async def take_lease(
+    conn: WriteConnection, source_id: UUID, owner: str, seconds: float, *, request: bool = False
+) -> bool:
     """Take the source's lease when no one holds it (or its holder stopped renewing): the one
-    statement that decides which of two processes syncs."""
+    statement that decides which of two processes syncs. With `request`, a lease found held
+    records instead that a sync is wanted, in the same statement, so its holder (which reads
+    the request when it ends) cannot have ended in between. A sync that starts covers every
+    request before it, so taking the lease clears them."""
+    free = _lease_free()
+    values: dict[str, Any] = {
+        "lease_owner": case((free, owner), else_=sources.c.lease_owner),
+        "lease_expires_at": case((free, _lease_for(seconds)), else_=sources.c.lease_expires_at),
+        "sync_requested_at": case(
+            (free, null()), else_=func.now() if request else sources.c.sync_requested_at
+        ),
+    }
     statement = (
         update(sources)
-        .where(
-            sources.c.id == source_id,
-            or_(sources.c.lease_expires_at.is_(None), sources.c.lease_expires_at <= func.now()),
-        )
-        .values(
-            lease_owner=owner,
-            lease_expires_at=func.now() + text(f"interval '{float(seconds)} seconds'"),
-        )
-        .returning(sources.c.id)
+        .where(sources.c.id == source_id)
+        .values(**values)
+        .returning(sources.c.lease_owner)
     )
-    return (await conn.execute(statement)).first() is not None
+    holder: str | None = (await conn.execute(statement)).scalar()
+    return holder == owner
 
 
 async def renew_lease(conn: WriteConnection, source_id: UUID, owner: str, seconds: float) -> bool:
     statement = (
         update(sources)
         .where(sources.c.id == source_id, sources.c.lease_owner == owner)
-        .values(lease_expires_at=func.now() + text(f"interval '{float(seconds)} seconds'"))
+        .values(lease_expires_at=_lease_for(seconds))
         .returning(sources.c.id)
     )
     return (await conn.execute(statement)).first() is not None
 
 
-async def finish_sync(
-    conn: WriteConnection, source_id: UUID, owner: str, *, last_commit: str | None
-) -> None:
-    """Record where the documents now stand and release the lease."""
+async def end_sync(
+    conn: WriteConnection,
+    source_id: UUID,
+    owner: str,
+    *,
+    seconds: float,
+    succeeded: bool,
+    last_commit: str | None,
+    keep: bool = True,
+) -> bool:
+    """End the owner's sync: a sync that succeeded records where the documents now stand. The
+    lease is released unless a sync was requested while this one ran; then the owner keeps it
+    (renewed, the request cleared) and True says to sync again. SET reads the row as it was,
+    RETURNING as it is."""
+    wanted = sources.c.sync_requested_at.is_not(None) if keep else false()
     values: dict[str, Any] = {
-        "lease_owner": None,
-        "lease_expires_at": None,
-        "last_synced_at": func.now(),
+        "lease_owner": case((wanted, sources.c.lease_owner), else_=null()),
+        "lease_expires_at": case((wanted, _lease_for(seconds)), else_=null()),
+        "sync_requested_at": null() if keep else sources.c.sync_requested_at,
     }
-    if last_commit is not None:
-        values["last_commit"] = last_commit
-    await conn.execute(
+    if succeeded:
+        values["last_synced_at"] = func.now()
+        if last_commit is not None:
+            values["last_commit"] = last_commit
+    statement = (
         update(sources)
         .where(sources.c.id == source_id, sources.c.lease_owner == owner)
         .values(**values)
+        .returning(sources.c.lease_owner)
     )
-
-
-async def release_lease(conn: WriteConnection, source_id: UUID, owner: str) -> None:
-    await conn.execute(
-        update(sources)
-        .where(sources.c.id == source_id, sources.c.lease_owner == owner)
-        .values(lease_owner=None, lease_expires_at=None)
-    )
+    holder: str | None = (await conn.execute(statement)).scalar()
+    return holder == owner
 
 
 async def due_sources(conn: ReadConnection) -> list[UUID]:
@@ -177,7 +201,7 @@ async def due_sources(conn: ReadConnection) -> list[UUID]:
     statement = select(sources.c.id).where(
         sources.c.paused.is_(False),
         sources.c.schedule_minutes.is_not(None),
-        or_(sources.c.lease_expires_at.is_(None), sources.c.lease_expires_at <= func.now()),
+        _lease_free(),
         or_(
             sources.c.last_synced_at.is_(None),
             sources.c.last_synced_at + interval <= func.now(),
@@ -193,7 +217,7 @@ async def fail_abandoned_runs(conn: WriteConnection) -> int:
         select(sources.c.id)
         .where(
             sources.c.id == source_runs.c.source_id,
-            or_(sources.c.lease_expires_at.is_(None), sources.c.lease_expires_at <= func.now()),
+            _lease_free(),
         )
         .exists()
     )

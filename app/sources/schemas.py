@@ -10,6 +10,7 @@ from uuid import UUID
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 from pydantic.json_schema import SkipJsonSchema
 
+from app.documents.schemas import Document, DocumentText
 from app.schemas import NoNul, omit_null_defaults
 
 SourceKind = Literal["folder", "git"]
@@ -153,6 +154,22 @@ class Provenance(BaseModel):
     url: str | None = Field(description="The file on its host's web page, when one is known.")
     stale: bool
     stale_commits: list[StaleCommit]
+
+
+class SyncedDocument(Document):
+    """A document with where it came from, flat as search hits carry it (all null and `stale`
+    false for one no source synced)."""
+
+    source_path: str | None = None
+    commit: str | None = None
+    commit_date: datetime | None = None
+    stale: bool = False
+
+
+class SyncedDocumentText(DocumentText):
+    """A document's text, its document carrying where it came from."""
+
+    document: SyncedDocument
 
 
 class StaleDocument(BaseModel):

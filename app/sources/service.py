@@ -22,6 +22,7 @@ from app.audit import service as audit
 from app.config import Settings
 from app.db.engine import ReadConnection, WriteConnection
 from app.documents import service as documents_service
+from app.documents.schemas import Document
 from app.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from app.kit.addresses import AddressRefused, AddressRules
 from app.kit.secrets import SecretBox, new_token
@@ -35,6 +36,7 @@ from app.sources.schemas import (
     SourceUpdate,
     StaleCommit,
     StaleDocument,
+    SyncedDocument,
 )
 from app.workspaces import service as workspaces_service
 
@@ -366,6 +368,30 @@ async def provenances(
         )
         for row in rows
     }
+
+
+async def with_provenance(
+    conn: ReadConnection, principal: Principal, found: Sequence[Document]
+) -> list[SyncedDocument]:
+    """The documents, each synced one with its path, commit, commit date and stale flag (one
+    lookup by key for all of them)."""
+    known = await provenances(conn, principal, [document.id for document in found])
+    return [
+        SyncedDocument.model_validate(
+            document.model_dump()
+            | (
+                {}
+                if document.id not in known
+                else {
+                    "source_path": known[document.id].path,
+                    "commit": known[document.id].commit,
+                    "commit_date": known[document.id].commit_date,
+                    "stale": known[document.id].stale,
+                }
+            )
+        )
+        for document in found
+    ]
 
 
 async def provenance(

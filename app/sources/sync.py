@@ -42,6 +42,8 @@ logger = logging.getLogger(__name__)
 # under this.
 LEASE_S = 300.0
 
+_INTERRUPTED = "the sync was interrupted"
+
 Progress = Callable[[int, int, str], None]
 
 
@@ -99,71 +101,105 @@ class Syncer:
     async def sync(
         self, source_id: UUID, trigger: RunTrigger, progress: Progress = _no_progress
     ) -> SourceRun:
-        """Sync the source now and return its run's report.
+        """Sync the source now and return its run's report (and, when a push came in while it
+        ran, sync again before returning).
 
         Raises:
             NotFound: no such source. Conflict: a sync of it is running (here or elsewhere).
         """
+        run = await self._sync(source_id, trigger, progress, request=False)
+        if run is None:
+            raise Conflict("a sync of this source is running; see its runs")
+        return run
+
+    async def request(self, source_id: UUID, trigger: RunTrigger) -> SourceRun | None:
+        """Sync the source now (a push's, the schedule's); when a sync of it is running, here or
+        in another process, record that one is wanted instead, and its holder syncs again when
+        it ends, so the push is never lost. None: recorded.
+
+        Raises:
+            NotFound: no such source.
+        """
+        return await self._sync(source_id, trigger, _no_progress, request=True)
+
+    async def _sync(
+        self, source_id: UUID, trigger: RunTrigger, progress: Progress, *, request: bool
+    ) -> SourceRun | None:
         owner = new_token("sync_")
         async with self.db.write() as conn:
             row = await queries.get_source(conn, source_id)
             if row is None:
                 raise NotFound("source not found")
-            if not await queries.take_lease(conn, source_id, owner, self.lease_s):
-                raise Conflict("a sync of this source is running; see its runs")
+            if not await queries.take_lease(conn, source_id, owner, self.lease_s, request=request):
+                return None
             run_id = await queries.insert_run(conn, source_id, trigger)
+        first = run_id
+        while True:
+            again = await self._one(row, owner, run_id, trigger, progress)
+            if again is None:
+                break
+            row, run_id = again
+        async with self.db.read() as conn:
+            run = await queries.get_run(conn, first)
+        assert run is not None
+        return run
+
+    async def _one(
+        self,
+        row: queries.SourceRow,
+        owner: str,
+        run_id: UUID,
+        trigger: RunTrigger,
+        progress: Progress,
+    ) -> tuple[queries.SourceRow, UUID] | None:
+        """One run under the lease; the source and the next run when one was requested while
+        it ran."""
         report = _Report()
         try:
             commit = await self._run(row, owner, report, progress)
         except asyncio.CancelledError:
-            await self._failed(source_id, owner, run_id, report, "the sync was interrupted")
+            await self._finish(
+                row, owner, run_id, report, trigger=trigger, commit=None, error=_INTERRUPTED
+            )
             raise
         except Exception as exc:
             # The run fails whole (the repository cannot be fetched, the folder is gone): say
             # why in its report. A driver's message could quote parameters, so only ours.
             reason = str(exc) if isinstance(exc, git.GitError | OSError | AppError) else None
-            logger.warning("sync of source %s failed: %s", source_id, type(exc).__name__)
-            await self._failed(
-                source_id,
+            logger.warning("sync of source %s failed: %s", row.id, type(exc).__name__)
+            return await self._finish(
+                row,
                 owner,
                 run_id,
                 report,
-                reason or f"the sync failed ({type(exc).__name__})",
+                trigger=trigger,
+                commit=None,
+                error=reason or f"the sync failed ({type(exc).__name__})",
             )
-        else:
-            await self._finish(source_id, owner, run_id, report, commit=commit, error=None)
-        async with self.db.read() as conn:
-            run = await queries.get_run(conn, run_id)
-        assert run is not None
-        return run
+        return await self._finish(
+            row, owner, run_id, report, trigger=trigger, commit=commit, error=None
+        )
 
     async def forget(self, source_id: UUID) -> None:
         """Delete a removed source's git mirror (a later sync of a source by that id, which
         cannot happen, would fetch it again)."""
         await asyncio.to_thread(git.remove_mirror, self.settings.data_dir, source_id)
 
-    async def _failed(
-        self, source_id: UUID, owner: str, run_id: UUID, report: _Report, reason: str
-    ) -> None:
-        await self._finish(source_id, owner, run_id, report, commit=None, error=reason)
-
     async def _finish(
         self,
-        source_id: UUID,
+        row: queries.SourceRow,
         owner: str,
         run_id: UUID,
         report: _Report,
         *,
+        trigger: RunTrigger,
         commit: str | None,
         error: str | None,
-    ) -> None:
-        """Record the run and release the lease; a run that succeeded also moves the source to
-        its commit."""
+    ) -> tuple[queries.SourceRow, UUID] | None:
+        """Record the run and end the sync (a run that succeeded also moves the source to its
+        commit); when a sync was requested while it ran, keep the lease and start the next run
+        in the same transaction."""
         async with self.db.write() as conn:
-            if error is None:
-                await queries.finish_sync(conn, source_id, owner, last_commit=commit)
-            else:
-                await queries.release_lease(conn, source_id, owner)
             await queries.finish_run(
                 conn,
                 run_id,
@@ -173,6 +209,20 @@ class Syncer:
                 failures=report.failures,
                 error=error,
             )
+            again = await queries.end_sync(
+                conn,
+                row.id,
+                owner,
+                seconds=self.lease_s,
+                succeeded=error is None,
+                last_commit=commit,
+                # A process that stops hands the request on: the next sync takes it up.
+                keep=error != _INTERRUPTED,
+            )
+            found = await queries.get_source(conn, row.id) if again else None
+            if found is None:
+                return None
+            return found, await queries.insert_run(conn, row.id, trigger)
 
     async def _snapshot(self, row: queries.SourceRow) -> _Snapshot:
         if row.kind == "folder":
@@ -402,40 +452,29 @@ class _History:
 
 
 class Syncs:
-    """The syncs this process runs in the background (a webhook's, the schedule's), one task
-    per source at a time: a push that arrives while its source syncs runs one more sync after
-    it, so the newest commit is never left behind."""
+    """The syncs this process runs in the background (a webhook's, the schedule's). A push that
+    arrives while its source syncs, here or in another process, is recorded on the source, and
+    the sync running it syncs again when it ends, so the newest commit is never left behind."""
 
     def __init__(self, syncer: Syncer) -> None:
         self.syncer = syncer
-        self._tasks: dict[UUID, asyncio.Task[None]] = {}
-        self._again: set[UUID] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
 
     def start(self, source_id: UUID, trigger: RunTrigger) -> None:
-        if source_id in self._tasks:
-            self._again.add(source_id)
-            return
-        self._tasks[source_id] = asyncio.create_task(
-            self._run(source_id, trigger), name=f"sync {source_id}"
-        )
+        task = asyncio.create_task(self._run(source_id, trigger), name=f"sync {source_id}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _run(self, source_id: UUID, trigger: RunTrigger) -> None:
         try:
-            while True:
-                self._again.discard(source_id)
-                try:
-                    await self.syncer.sync(source_id, trigger)
-                except (Conflict, NotFound):
-                    pass  # another process syncs it, or it was removed
-                except Exception as exc:
-                    logger.warning("sync of source %s failed: %s", source_id, type(exc).__name__)
-                if source_id not in self._again:
-                    return
-        finally:
-            self._tasks.pop(source_id, None)
+            await self.syncer.request(source_id, trigger)
+        except NotFound:
+            pass  # it was removed
+        except Exception as exc:
+            logger.warning("sync of source %s failed: %s", source_id, type(exc).__name__)
 
     async def aclose(self) -> None:
-        tasks = list(self._tasks.values())
+        tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

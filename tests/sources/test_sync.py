@@ -19,7 +19,10 @@ import pytest
 from sqlalchemy import text
 
 from app import housekeeping
+from app.config import Settings
 from app.db.engine import Database
+from app.documents.convert import Converted
+from app.documents.worker import Converter
 from app.errors import Conflict
 from app.sources.sync import Syncer
 from tests.accounts import Account
@@ -446,11 +449,59 @@ async def _flagged_at_every_door(
     assert (hit["stale"], hit["source_path"]) == (stale, "docs/config.md")
     async with mcp_client(corpus.mcp_url, admin.key) as client:
         result = await client.call_tool("search_docs", {"query": query, "workspaces": [slug]})
+        read = await client.call_tool("read_document", {"document_id": document_id})
+        listed = await client.call_tool("list_documents", {"workspace": slug})
+        flagged = await client.call_tool("list_documents", {"workspace": slug, "stale": True})
     assert result.structured_content is not None
     [mcp_hit] = [h for h in result.structured_content["hits"] if h["document_id"] == document_id][
         :1
     ]
     assert mcp_hit["stale"] is stale
+    # MCP's documents carry where they came from, as its hits do.
+    assert read.structured_content is not None
+    shown = read.structured_content["document"]
+    assert (shown["source_path"], shown["stale"]) == ("docs/config.md", stale)
+    assert shown["commit"] == mcp_hit["commit"]
+    assert shown["commit_date"] is not None
+    assert listed.structured_content is not None
+    assert flagged.structured_content is not None
+    by_path = {doc["source_path"]: doc for doc in listed.structured_content["items"]}
+    assert by_path["docs/config.md"] == shown
+    assert by_path["docs/other.md"]["stale"] is False
+    assert [doc["id"] for doc in flagged.structured_content["items"]] == (
+        [document_id] if stale else []
+    )
+    # And the REST list finds them: `stale=true` those flagged, `stale=false` the others.
+    everything = {doc["id"] for doc in listed.structured_content["items"]}
+    assert len(everything) == 2
+    flagged_ids = {document_id} if stale else set()
+    for wanted, expected in ((True, flagged_ids), (False, everything - flagged_ids)):
+        reply = await http.get(
+            "/api/documents", params={"workspace": slug, "stale": str(wanted).lower()}
+        )
+        assert reply.status_code == 200, reply.text
+        assert {doc["id"] for doc in reply.json()["items"]} == expected
+    refused = await http.get("/api/documents", params={"stale": "perhaps"})
+    assert refused.status_code == 422
+    # Search narrows to them too, at both doors, in both modes that read the halves.
+    for mode in ("hybrid", "keyword"):
+        for wanted in (True, False):
+            body = {"query": query, "workspaces": [slug], "mode": mode, "stale": wanted}
+            reply = await http.post("/api/search", json=body)
+            assert reply.status_code == 200, reply.text
+            found = {h["document_id"] for h in reply.json()["hits"]}
+            assert (document_id in found) is (wanted is stale), (mode, wanted)
+            assert all(h["stale"] is wanted for h in reply.json()["hits"]), (mode, wanted)
+    async with mcp_client(corpus.mcp_url, admin.key) as client:
+        narrowed = await client.call_tool(
+            "search_docs", {"query": query, "workspaces": [slug], "stale": True}
+        )
+    assert narrowed.structured_content is not None
+    assert [h["document_id"] for h in narrowed.structured_content["hits"]][:1] == (
+        [document_id] if stale else []
+    )
+    refused = await http.post("/api/search", json={"query": query, "stale": "perhaps"})
+    assert refused.status_code == 422
     context = (await http.post("/api/context", json={"query": query, "top_k": 10})).json()
     [source] = [s for s in context["sources"] if s["document_id"] == document_id][:1]
     assert source["stale"] is stale
@@ -546,3 +597,94 @@ async def test_an_edit_keeps_the_synced_commit_unless_it_moves_and_a_paused_sour
         audit = (await http.get("/api/audit", params={"target": source["id"]})).json()["items"]
         assert {entry["action"] for entry in audit} == {"source.create", "source.update"}
         assert all("secret" not in json.dumps(entry["after"] or {}) for entry in audit)
+
+
+class _Held(Converter):
+    """The process's converter, held at the gate: a sync that stays in flight until the test
+    lets it go."""
+
+    def __init__(self, inner: Converter, settings: Settings) -> None:
+        super().__init__(settings)
+        self.inner = inner
+        self.entered = asyncio.Event()
+        self.gate = asyncio.Event()
+
+    async def to_markdown(
+        self, data: bytes, *, filename: str | None, content_type: str | None
+    ) -> Converted:
+        self.entered.set()
+        await self.gate.wait()
+        return await self.inner.to_markdown(data, filename=filename, content_type=content_type)
+
+
+async def test_a_push_while_another_process_syncs_is_recorded_and_synced_when_that_sync_ends(
+    corpus: Running, admin: Account, roots: Path
+) -> None:
+    repo = Repo(roots / "pushed-during")
+    repo.write("guide.md", "# Guide\n\nThe first word on the quokka.\n")
+    repo.commit("first")
+    resources = corpus.app.state.resources
+    async with httpx.AsyncClient(base_url=corpus.url, headers=admin.bearer) as http:
+        slug = await _workspace(http)
+        source = await _add(http, slug, kind="git", location=str(repo.path), branch="main")
+        source_id = uuid.UUID(source["id"])
+        # Another process syncs the source, held in its first conversion.
+        other_db = Database(corpus.settings.database_url)
+        held = _Held(resources.converter, corpus.settings)
+        other = Syncer(
+            db=other_db,
+            embedder=resources.embedder,
+            settings=corpus.settings,
+            converter=held,
+            box=resources.box,
+        )
+        running = asyncio.create_task(other.sync(source_id, "manual"))
+        try:
+            # A deadline, not a wait: a sync that never converts fails here, not by hanging.
+            async with asyncio.timeout(60):
+                await held.entered.wait()
+            repo.write("guide.md", "# Guide\n\nThe second word on the wallaroo.\n")
+            second = repo.commit("second")
+            body = json.dumps({"ref": "refs/heads/main"}).encode()
+            async with httpx.AsyncClient(base_url=corpus.url) as anonymous:
+                reply = await anonymous.post(
+                    f"/api/sources/{source_id}/webhook",
+                    content=body,
+                    headers=_github(source["webhook_secret"], body),
+                )
+            assert (reply.status_code, reply.json()) == (202, {"syncing": True})
+
+            async def recorded() -> bool:
+                async with corpus.db.read() as conn:
+                    requested = await conn.scalar(
+                        text("SELECT sync_requested_at FROM sources WHERE id = :id"),
+                        {"id": source_id},
+                    )
+                return requested is not None
+
+            await eventually(recorded, "the push recorded on the source")
+            # The push started no run of its own: the holder's is the only one.
+            runs = (await http.get(f"/api/sources/{source_id}/runs")).json()["items"]
+            assert [run["status"] for run in runs] == ["running"]
+            held.gate.set()
+            first_run = await running
+        finally:
+            held.gate.set()
+            # The other process's sync ends before its pool goes, whatever failed above.
+            await asyncio.gather(running, return_exceptions=True)
+            await other_db.dispose()
+        assert first_run.added == 1
+        runs = (await http.get(f"/api/sources/{source_id}/runs")).json()["items"]
+        assert [(run["status"], run["commit"], run["updated"]) for run in runs[:1]] == [
+            ("succeeded", second, 1)
+        ]
+        assert len(runs) == 2
+        assert await _search(http, slug, "wallaroo")
+        assert not await _search(http, slug, "quokka")
+        shown = (await http.get(f"/api/sources/{source_id}")).json()
+        assert (shown["last_commit"], shown["syncing"]) == (second, False)
+        async with corpus.db.read() as conn:
+            assert await conn.scalar(
+                text("SELECT sync_requested_at IS NULL FROM sources WHERE id = :id"),
+                {"id": source_id},
+            )

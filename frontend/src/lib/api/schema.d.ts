@@ -2460,6 +2460,8 @@ export interface components {
             workspaces?: string[] | null;
             /** Tags */
             tags?: string[] | null;
+            /** Stale */
+            stale?: boolean | null;
             /**
              * Top K
              * @default 10
@@ -4864,6 +4866,7 @@ export interface operations {
                 owner?: string | null;
                 visibility?: ("org" | "private") | null;
                 q?: string | null;
+                stale?: boolean | null;
                 limit?: number;
                 cursor?: string | null;
             };
