@@ -4,8 +4,8 @@ import { cn } from '@/lib/cn'
 import type { SearchHit } from '../api/search'
 
 /** The app's one name for each idea the engine has a term of its own for. The API says
- *  `dense`, `keyword` and `hybrid`, `vec_rank`, `kw_rank` and `score` (reciprocal rank
- *  fusion); people read these words, and the engine's terms are in the tooltips. */
+ *  `dense`, `keyword` and `hybrid`, `vec_rank`, `kw_rank` and `score` (the two halves'
+ *  scores fused, docs/adr/0033); people read these words, and the engine's terms are in the tooltips. */
 export const WORDS = {
   dense: 'Meaning',
   keyword: 'Words',
@@ -69,7 +69,7 @@ export function RankBadges({ hit }: { hit: SearchHit }) {
           label={WORDS.fused}
           value={hit.score.toFixed(3)}
           missing={false}
-          help={`Both ranks combined: 1/(60 + rank) for each, summed (reciprocal rank fusion, score ${hit.score.toFixed(4)}). Higher ranks first.`}
+          help={`Both halves combined: the meaning's similarity scaled over its candidates and the words' BM25 as a share of the best, weighed together (score ${hit.score.toFixed(4)}; 1 is the best of both). Higher scores first.`}
         />
       ) : null}
     </div>
