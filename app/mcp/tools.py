@@ -249,15 +249,13 @@ class Tools:
         words `q`, or `stale`. Synced ones carry source_path, commit, commit_date, stale."""
         principal = caller()
         async with self._reading() as (conn, _current):
-            page = await documents_service.list_documents(
+            return await sources_service.list_documents(
                 conn,
                 principal,
                 DocumentFilters(workspace=workspace, tag=tag, q=q, stale=stale),
                 limit=limit,
                 cursor=None,
             )
-            items = await sources_service.with_provenance(conn, principal, page.items)
-        return Page[SyncedDocument](items=items, next_cursor=page.next_cursor)
 
     @_listed("Read a document", READS)
     async def read_document(

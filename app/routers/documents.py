@@ -49,6 +49,8 @@ from app.errors import (
 )
 from app.kit.types import Slug, Tag, Title
 from app.schemas import Page, PlainText
+from app.sources import service as sources_service
+from app.sources.schemas import SyncedDocument
 
 router = APIRouter(prefix="/api/documents", tags=["documents"], responses=PRINCIPAL_ERRORS)
 chunks_router = APIRouter(prefix="/api/chunks", tags=["documents"], responses=PRINCIPAL_ERRORS)
@@ -224,16 +226,17 @@ async def load_sample_documents(
     )
 
 
-@router.get("", response_model=Page[Document], operation_id="listDocuments")
+@router.get("", response_model=Page[SyncedDocument], operation_id="listDocuments")
 async def list_documents(
     principal: CurrentPrincipal,
     conn: ReadConn,
     filters: Annotated[DocumentFilters, Query()],
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=200)] = None,
-) -> Page[Document]:
-    """List the documents the caller may see, newest change first."""
-    return await documents_service.list_documents(
+) -> Page[SyncedDocument]:
+    """List the documents the caller may see, newest change first; a synced one carries its
+    path, commit and `stale` flag."""
+    return await sources_service.list_documents(
         conn, principal, filters, limit=limit, cursor=cursor
     )
 

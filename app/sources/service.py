@@ -22,11 +22,12 @@ from app.audit import service as audit
 from app.config import Settings
 from app.db.engine import ReadConnection, WriteConnection
 from app.documents import service as documents_service
-from app.documents.schemas import Document
+from app.documents.schemas import Document, DocumentFilters
 from app.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from app.kit.addresses import AddressRefused, AddressRules
 from app.kit.secrets import SecretBox, new_token
 from app.kit.updates import changes
+from app.schemas import Page
 from app.sources import queries
 from app.sources.schemas import (
     KnowledgeSource,
@@ -392,6 +393,23 @@ async def with_provenance(
         )
         for document in found
     ]
+
+
+async def list_documents(
+    conn: ReadConnection,
+    principal: Principal,
+    filters: DocumentFilters,
+    *,
+    limit: int,
+    cursor: str | None,
+) -> Page[SyncedDocument]:
+    """A page of the documents the caller may see, each synced one with its path, commit and
+    stale flag: what both doors list, so that a list shows the flag its `stale` filter reads."""
+    page = await documents_service.list_documents(
+        conn, principal, filters, limit=limit, cursor=cursor
+    )
+    items = await with_provenance(conn, principal, page.items)
+    return Page[SyncedDocument](items=items, next_cursor=page.next_cursor)
 
 
 async def provenance(

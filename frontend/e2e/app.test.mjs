@@ -1176,6 +1176,16 @@ scenario('an admin adds a git source to a workspace, syncs it, reads the run’s
   await provenance.getByText(/Code it names changed in 1 later commit/).click()
   await provenance.getByText(/src\/config\.py, `load_config`/).waitFor()
   await screens.shoot(admin, 'document-stale')
+
+  // The documents list finds it by its freshness filter (kept in the URL), badged.
+  await admin.goto(`/documents?workspace=${workspace}&stale=true`)
+  assert.equal(await admin.getByLabel('Freshness').inputValue(), 'true')
+  const row = admin.getByRole('row').filter({ hasText: document.title })
+  await row.getByText('May be stale').waitFor()
+  await screens.shoot(admin, 'documents-stale')
+  await admin.getByLabel('Freshness').selectOption('false')
+  await admin.getByText('No document matches these filters').waitFor()
+  await admin.waitForURL(/stale=false/)
 })
 
 for (const { name, body } of inTestOrder(scenarios)) {

@@ -471,7 +471,8 @@ async def _flagged_at_every_door(
     assert [doc["id"] for doc in flagged.structured_content["items"]] == (
         [document_id] if stale else []
     )
-    # And the REST list finds them: `stale=true` those flagged, `stale=false` the others.
+    # And the REST list finds them: `stale=true` those flagged, `stale=false` the others, each
+    # carrying the flag and where it came from as MCP's list does.
     everything = {doc["id"] for doc in listed.structured_content["items"]}
     assert len(everything) == 2
     flagged_ids = {document_id} if stale else set()
@@ -481,6 +482,9 @@ async def _flagged_at_every_door(
         )
         assert reply.status_code == 200, reply.text
         assert {doc["id"] for doc in reply.json()["items"]} == expected
+        assert all(doc["stale"] is wanted for doc in reply.json()["items"])
+    rest_listed = await http.get("/api/documents", params={"workspace": slug})
+    assert {doc["id"]: doc for doc in rest_listed.json()["items"]}[document_id] == shown
     refused = await http.get("/api/documents", params={"stale": "perhaps"})
     assert refused.status_code == 422
     # Search narrows to them too, at both doors, in both modes that read the halves.

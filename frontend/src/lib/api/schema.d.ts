@@ -568,7 +568,8 @@ export interface paths {
         };
         /**
          * List Documents
-         * @description List the documents the caller may see, newest change first.
+         * @description List the documents the caller may see, newest change first; a synced one carries its
+         *     path, commit and `stale` flag.
          */
         get: operations["listDocuments"];
         put?: never;
@@ -2216,13 +2217,6 @@ export interface components {
             /** Next Cursor */
             next_cursor?: string | null;
         };
-        /** Page[Document] */
-        Page_Document_: {
-            /** Items */
-            items: components["schemas"]["Document"][];
-            /** Next Cursor */
-            next_cursor?: string | null;
-        };
         /** Page[KnowledgeSource] */
         Page_KnowledgeSource_: {
             /** Items */
@@ -2241,6 +2235,13 @@ export interface components {
         Page_StaleDocument_: {
             /** Items */
             items: components["schemas"]["StaleDocument"][];
+            /** Next Cursor */
+            next_cursor?: string | null;
+        };
+        /** Page[SyncedDocument] */
+        Page_SyncedDocument_: {
+            /** Items */
+            items: components["schemas"]["SyncedDocument"][];
             /** Next Cursor */
             next_cursor?: string | null;
         };
@@ -2697,6 +2698,60 @@ export interface components {
              * @default
              */
             detail: string;
+        };
+        /**
+         * SyncedDocument
+         * @description A document with where it came from, flat as search hits carry it (all null and `stale`
+         *     false for one no source synced).
+         */
+        SyncedDocument: {
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Title */
+            title: string;
+            /** Workspace */
+            workspace: string;
+            /** Owner Id */
+            owner_id: string | null;
+            /**
+             * Visibility
+             * @enum {string}
+             */
+            visibility: "org" | "private";
+            /** Tags */
+            tags: string[];
+            /** Source */
+            source: string | null;
+            /** Media Type */
+            media_type: string;
+            /** Chunk Count */
+            chunk_count: number;
+            /** Version */
+            version: number;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+            /** Source Path */
+            source_path?: string | null;
+            /** Commit */
+            commit?: string | null;
+            /** Commit Date */
+            commit_date?: string | null;
+            /**
+             * Stale
+             * @default false
+             */
+            stale: boolean;
         };
         /**
          * TagCount
@@ -4882,7 +4937,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Page_Document_"];
+                    "application/json": components["schemas"]["Page_SyncedDocument_"];
                 };
             };
             /** @description No valid credential was presented. */

@@ -13,6 +13,8 @@ import { workspaceKeys } from '@/lib/workspaces'
 import { documentKeys } from './keys'
 
 export type Document = components['schemas']['Document']
+// A listed document: a synced one carries its path, commit and whether it may be stale.
+export type ListedDocument = components['schemas']['SyncedDocument']
 export type DocumentWithContent = components['schemas']['DocumentWithContent']
 export type DocumentUpdate = NonNullable<
   paths['/api/documents/{document_id}']['patch']['requestBody']
@@ -28,6 +30,7 @@ export type DocumentFilters = {
   owner?: string
   visibility?: 'org' | 'private'
   q?: string
+  stale?: boolean
   cursor?: string
 }
 

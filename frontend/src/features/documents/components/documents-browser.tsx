@@ -9,6 +9,7 @@ import {
   Search,
   SearchX,
   Trash2,
+  TriangleAlert,
   Upload,
   Users,
 } from 'lucide-react'
@@ -32,13 +33,18 @@ import { Skeleton } from '@/components/ui/skeleton'
 import { errorMessage } from '@/lib/api-client'
 import { useWorkspaces } from '@/lib/workspaces'
 
-import { useDocuments, type Document, type DocumentFilters } from '../api/documents'
+import {
+  useDocuments,
+  type Document,
+  type DocumentFilters,
+  type ListedDocument,
+} from '../api/documents'
 import { fullDate, mediaLabel, timeAgo } from '../lib/format'
 import { DeleteDocumentDialog } from './delete-document-dialog'
 import { EditDocumentDialog } from './edit-document-dialog'
 import { UploadDialog } from './upload-dialog'
 
-const FILTER_KEYS = ['workspace', 'tag', 'owner', 'visibility', 'q'] as const
+const FILTER_KEYS = ['workspace', 'tag', 'owner', 'visibility', 'stale', 'q'] as const
 
 export function DocumentsBrowser({
   meId,
@@ -61,6 +67,7 @@ export function DocumentsBrowser({
     if (value) {
       if (key === 'visibility') filters.visibility = value === 'private' ? 'private' : 'org'
       else if (key === 'owner') filters.owner = value === 'me' ? meId : value
+      else if (key === 'stale') filters.stale = value === 'true'
       else filters[key] = value
     }
   }
@@ -115,7 +122,7 @@ export function DocumentsBrowser({
         actions={uploadButton}
       />
 
-      <div className="grid grid-cols-2 gap-2 lg:grid-cols-[minmax(12rem,1fr)_repeat(4,minmax(0,11rem))]" role="group" aria-label="Filters">
+      <div className="grid grid-cols-2 gap-2 lg:grid-cols-[minmax(12rem,1fr)_repeat(5,minmax(0,10rem))]" role="group" aria-label="Filters">
         <div className="relative col-span-2 lg:col-span-1">
           <Search className="pointer-events-none absolute top-1/2 left-2.5 size-4 -translate-y-1/2 text-muted-foreground" aria-hidden="true" />
           <Input
@@ -161,6 +168,15 @@ export function DocumentsBrowser({
           <option value="org">Everyone</option>
           <option value="private">Private</option>
         </NativeSelect>
+        <NativeSelect
+          aria-label="Freshness"
+          value={params.get('stale') ?? ''}
+          onChange={(event) => { setFilter('stale', event.target.value) }}
+        >
+          <option value="">Any freshness</option>
+          <option value="true">May be stale</option>
+          <option value="false">Not flagged</option>
+        </NativeSelect>
       </div>
 
       {documents.isError ? (
@@ -203,7 +219,7 @@ export function DocumentsBrowser({
             documents={documents.data.items}
             meId={meId}
             canEdit={canEdit}
-            stale={documents.isPlaceholderData}
+            refreshing={documents.isPlaceholderData}
           />
           <div className="flex items-center justify-between gap-2 text-sm text-muted-foreground">
             <span>
@@ -248,18 +264,18 @@ function DocumentsTable({
   documents,
   meId,
   canEdit,
-  stale,
+  refreshing,
 }: {
-  documents: Document[]
+  documents: ListedDocument[]
   meId: string
   canEdit: (document: Document) => boolean
-  stale: boolean
+  refreshing: boolean
 }) {
   const navigate = useNavigate()
   const [editing, setEditing] = useState<Document | null>(null)
   const [deleting, setDeleting] = useState<Document | null>(null)
   return (
-    <div className="relative overflow-x-auto rounded-xl border bg-card" aria-busy={stale}>
+    <div className="relative overflow-x-auto rounded-xl border bg-card" aria-busy={refreshing}>
       <table className="w-full text-sm sm:min-w-[40rem]">
         <thead className="border-b bg-muted/50 text-left text-xs text-muted-foreground">
           <tr>
@@ -283,6 +299,12 @@ function DocumentsTable({
                   <span className="truncate">{doc.title}</span>
                   {doc.visibility === 'private' ? (
                     <Lock className="size-3.5 shrink-0 text-muted-foreground" aria-label="Private" />
+                  ) : null}
+                  {doc.stale ? (
+                    <Badge variant="destructive" title="Code it names changed in a later commit">
+                      <TriangleAlert className="size-3" aria-hidden="true" />
+                      May be stale
+                    </Badge>
                   ) : null}
                 </Link>
                 <p className="mt-0.5 truncate pl-11 text-xs text-muted-foreground sm:hidden">
