@@ -115,6 +115,7 @@ async def search_corpus(run: Run, args: SearchArgs) -> str:
             heading_path=hit.heading_path,
             text=hit.text,
             workspace=hit.workspace,
+            page=hit.page,
         )
         lines.append(
             f"[{entry.key}] {_where(hit.title, hit.heading_path)} "
