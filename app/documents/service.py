@@ -770,6 +770,9 @@ class PreparedFile:
     document: DocumentCreate
     media_type: str
     chunks: Chunked
+    # A PDF's pages and file, as `Converted` holds them.
+    page_starts: tuple[int, ...] | None = None
+    original: FileUpload | None = None
 
 
 async def prepare_file(
@@ -801,7 +804,14 @@ async def prepare_file(
     converted = await convert(principal, settings, converter, file)
     _check_length(settings, converted.document.content)
     cut = await chunked(embedder, converted.document.title, converted.document.content)
-    return PreparedFile(source, converted.document, converted.media_type, cut)
+    return PreparedFile(
+        source,
+        converted.document,
+        converted.media_type,
+        cut,
+        page_starts=converted.page_starts,
+        original=converted.original,
+    )
 
 
 async def stored_digests(
@@ -849,7 +859,12 @@ async def ingest_prepared(
         principal,
         embedder,
         settings,
-        Converted(document=prepared.document, media_type=prepared.media_type),
+        Converted(
+            document=prepared.document,
+            media_type=prepared.media_type,
+            page_starts=prepared.page_starts,
+            original=prepared.original,
+        ),
         workspace_id=workspace_id,
         chunks=prepared.chunks,
         indexed=None if vectors is None else Indexed(prepared.chunks.pieces, vectors),

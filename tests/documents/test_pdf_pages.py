@@ -4,12 +4,21 @@ it), and the original file downloads byte for byte, to those who may read the do
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 import httpx
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.bench.ingest import ingest_paths
+from app.config import Settings
+from app.db.engine import Database
+from app.db.tables import chunks, document_originals
+from app.documents.worker import Converter
+from app.rag.embeddings.hash import HashEmbedder
 from tests.accounts import make_account
 from tests.documents.pdfs import pdf, text
+from tests.support import make_settings, migrated_database
 
 
 def _page(word: str) -> bytes:
@@ -77,3 +86,38 @@ async def test_a_pdfs_chunks_know_their_page_and_its_original_downloads_to_its_r
     assert none.status_code == 404
     chunks = await client.get(f"/api/documents/{notes}/chunks", headers=owner.bearer)
     assert [chunk["page"] for chunk in chunks.json()] == [None]
+
+
+async def test_corpus_ingest_keeps_a_pdfs_pages_and_its_original(
+    settings: Settings, server_url: str, data_dir: Path, tmp_path: Path
+) -> None:
+    original = pdf(_page("intake"), _page("valve"), title="Manual")
+    path = tmp_path / "manual.pdf"
+    path.write_bytes(original)
+    url = await migrated_database(server_url, data_dir, "corpus_ingest_pdf")
+    db = Database(url)
+    ingest_settings = make_settings(settings.data_dir, database_url=url)
+    converter = Converter(ingest_settings)
+    try:
+        report = await ingest_paths(
+            db,
+            HashEmbedder(),
+            ingest_settings,
+            converter,
+            [path],
+            workspace="default",
+            visibility="org",
+            tags=[],
+            advance=lambda _label: None,
+        )
+        async with db.read() as conn:
+            pages = [row.page for row in await conn.execute(select(chunks.c.page))]
+            kept = await conn.scalar(select(document_originals.c.data))
+    finally:
+        await converter.aclose()
+        await db.dispose()
+
+    assert report.counts["added"] == 1
+    assert sorted(pages)[0] == 1
+    assert sorted(pages)[-1] == 2
+    assert kept == original
