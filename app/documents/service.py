@@ -993,8 +993,16 @@ async def write_synced(
     """
     data = converted.document
     if document_id is None:
+        # A synced PDF's pages, but not its file: the source keeps that.
         created = await create(
-            conn, principal, embedder, settings, data, media_type=converted.media_type, dedupe=False
+            conn,
+            principal,
+            embedder,
+            settings,
+            data,
+            media_type=converted.media_type,
+            dedupe=False,
+            page_starts=converted.page_starts,
         )
         return Document.model_validate(created.model_dump(exclude={"unchanged"}))
     before = await _editable(conn, principal, document_id)
@@ -1005,6 +1013,7 @@ async def write_synced(
         settings,
         document_id,
         DocumentUpdate(title=data.title, content=data.content),
+        page_starts=converted.page_starts,
     )
     await queries.set_source(
         conn, document_id, source=data.source, bump_version=updated.version == before.version
