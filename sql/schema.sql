@@ -109,6 +109,7 @@ CREATE TABLE public.chunks (
     lexeme_count integer DEFAULT 0 NOT NULL,
     workspace_id uuid NOT NULL,
     private_owner_id uuid,
+    page integer,
     CONSTRAINT ck_chunks_offsets CHECK (((start_offset >= 0) AND (end_offset >= start_offset)))
 );
 ALTER TABLE ONLY public.chunks ALTER COLUMN embedding SET STORAGE MAIN;
@@ -128,6 +129,13 @@ CREATE TABLE public.document_links (
     target_path text,
     target_name text,
     CONSTRAINT ck_document_links_one_target CHECK (((target_id IS NULL) <> (target_path IS NULL)))
+);
+
+CREATE TABLE public.document_originals (
+    document_id uuid NOT NULL,
+    media_type text NOT NULL,
+    filename text,
+    data bytea NOT NULL
 );
 
 CREATE TABLE public.documents (
@@ -387,6 +395,9 @@ ALTER TABLE ONLY public.corpus_stats
 ALTER TABLE ONLY public.document_links
     ADD CONSTRAINT pk_document_links PRIMARY KEY (document_id, href);
 
+ALTER TABLE ONLY public.document_originals
+    ADD CONSTRAINT pk_document_originals PRIMARY KEY (document_id);
+
 ALTER TABLE ONLY public.documents
     ADD CONSTRAINT pk_documents PRIMARY KEY (id);
 
@@ -563,6 +574,9 @@ ALTER TABLE ONLY public.document_links
 
 ALTER TABLE ONLY public.document_links
     ADD CONSTRAINT fk_document_links_workspace_id_workspaces FOREIGN KEY (workspace_id) REFERENCES public.workspaces(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.document_originals
+    ADD CONSTRAINT fk_document_originals_document_id_documents FOREIGN KEY (document_id) REFERENCES public.documents(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.documents
     ADD CONSTRAINT fk_documents_owner_id_users FOREIGN KEY (owner_id) REFERENCES public.users(id) ON DELETE SET NULL;

@@ -63,6 +63,7 @@ def check(text: str, retrieved: dict[int, Retrieved], readable: Collection[UUID]
                 heading_path=entry.heading_path,
                 text=entry.text,
                 workspace=entry.workspace,
+                page=entry.page,
             )
         )
     return Checked(

@@ -42,6 +42,8 @@ class Retrieved:
     text: str
     # The workspace of its document (a citation's preview names it).
     workspace: str
+    # Its page, in a converted PDF (a citation names it).
+    page: int | None = None
 
 
 @dataclass
@@ -60,6 +62,7 @@ class Ledger:
         heading_path: list[str],
         text: str,
         workspace: str,
+        page: int | None = None,
     ) -> Retrieved:
         known = self.by_chunk.get(chunk_id)
         if known is not None:
@@ -72,6 +75,7 @@ class Ledger:
             heading_path=heading_path,
             text=text,
             workspace=workspace,
+            page=page,
         )
         self.by_chunk[chunk_id] = entry
         return entry

@@ -56,6 +56,8 @@ class Citation(BaseModel):
     commit_date: datetime | None = None
     source_url: str | None = None
     stale: bool = False
+    # The cited passage's page in a converted PDF (from 1): shown as "p. 12". Null otherwise.
+    page: int | None = None
 
     @classmethod
     def of(
@@ -68,6 +70,7 @@ class Citation(BaseModel):
         heading_path: list[str],
         text: str,
         workspace: str,
+        page: int | None = None,
     ) -> Citation:
         """The citation `[key]` of a chunk: its snippet, and the link to it in the web app."""
         return cls(
@@ -79,4 +82,5 @@ class Citation(BaseModel):
             snippet=text[:SNIPPET_CHARS],
             url=chunk_url(document_id, chunk_id),
             workspace=workspace,
+            page=page,
         )

@@ -115,9 +115,11 @@ async def search_corpus(run: Run, args: SearchArgs) -> str:
             heading_path=hit.heading_path,
             text=hit.text,
             workspace=hit.workspace,
+            page=hit.page,
         )
         lines.append(
-            f"[{entry.key}] {_where(hit.title, hit.heading_path)} "
+            f"[{entry.key}] {_where(hit.title, hit.heading_path)}"
+            f"{f', p. {hit.page}' if hit.page else ''} "
             f"(document {hit.document_id})\n{_clip(hit.text, PASSAGE_CHARS)}"
         )
     return _clip("\n\n".join(lines), RESULT_CHARS)

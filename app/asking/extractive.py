@@ -148,6 +148,7 @@ def answer(hits: Sequence[SearchHit], *, mode: str, question: str = "") -> Answe
             heading_path=hit.heading_path,
             text=hit.text,
             workspace=hit.workspace,
+            page=hit.page,
         )
         for i, hit in enumerate(hits, start=1)
     ]

@@ -193,6 +193,22 @@ documents = Table(
     Index(None, "title", postgresql_using="gin", postgresql_ops={"title": "gin_trgm_ops"}),
 )
 
+# An uploaded PDF as it was sent, to download from the viewer (issue #33); one per document,
+# in a table of its own so that reading a document never reads its file.
+document_originals = Table(
+    "document_originals",
+    metadata,
+    Column(
+        "document_id",
+        UUID(as_uuid=True),
+        ForeignKey("documents.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("media_type", Text, nullable=False),
+    Column("filename", Text),
+    Column("data", LargeBinary, nullable=False),
+)
+
 # A folder on the server or a git repository kept in sync with a workspace (issue #35, ADR
 # 0035). The sources package is its one writer.
 sources = Table(
@@ -316,6 +332,8 @@ chunks = Table(
     Column("start_offset", Integer, nullable=False),
     Column("end_offset", Integer, nullable=False),
     Column("token_count", Integer, nullable=False),
+    # The page of a converted PDF the chunk mostly sits on (from 1); null for other documents.
+    Column("page", Integer),
     # The dimension is the configured model's, fixed by the migration that created the column
     # (and changed only by `corpus reembed`), so the metadata leaves it open.
     Column("embedding", Vector(), nullable=False),

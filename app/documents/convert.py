@@ -116,6 +116,9 @@ class Converted:
     markdown: str
     media_type: str
     title: str | None
+    # A PDF's pages: where each starts in `markdown` (an empty page where the next starts);
+    # None for other formats.
+    page_starts: tuple[int, ...] | None = None
 
 
 def to_markdown(
@@ -150,7 +153,12 @@ def to_markdown(
         raise ValidationFailed("the document is empty")
     if media_type == MARKDOWN:
         title = markdown_title(markdown)
-    return Converted(markdown=markdown, media_type=media_type, title=clean_title(title))
+    page_starts = None
+    if media_type == PDF:
+        markdown, page_starts = _page_starts(markdown)
+    return Converted(
+        markdown=markdown, media_type=media_type, title=clean_title(title), page_starts=page_starts
+    )
 
 
 def clean_title(title: str | None) -> str | None:
@@ -379,12 +387,44 @@ def _from_pdf(data: bytes, limits: Limits) -> tuple[str, str | None]:
     if locked:
         raise ValidationFailed("could not read the PDF: it is protected by a password")
     pages = _with_headings(_without_running_lines(pages), headings)
-    text = "\n\n".join(page.strip() for page in pages if page.strip())
-    if not text:
+    pages = [page.replace(_PAGE_OPEN, "").replace(_PAGE_CLOSE, "").strip() for page in pages]
+    if not any(pages):
         raise ValidationFailed(
             "the PDF has no text layer (scanned pages would need OCR, which is not supported)"
         )
+    # Each page opens with a marker of its number, which survives normalising (it starts a
+    # line and is no whitespace) and is taken out again by `_page_starts`.
+    text = "\n\n".join(
+        f"{_PAGE_OPEN}{number}{_PAGE_CLOSE}{page}" for number, page in enumerate(pages) if page
+    )
     return text, (title.strip() or None) if isinstance(title, str) else None
+
+
+# Private-use characters: extracted text holding them loses them, so a marker is always ours.
+_PAGE_OPEN = "\ue000"
+_PAGE_CLOSE = "\ue001"
+_PAGE_MARKER = re.compile(f"{_PAGE_OPEN}(\\d+){_PAGE_CLOSE}")
+
+
+def _page_starts(marked: str) -> tuple[str, tuple[int, ...]]:
+    """The text without its page markers, and where each page starts in it (a page without
+    text where the next page starts)."""
+    parts: list[str] = []
+    found: dict[int, int] = {}
+    length = previous = 0
+    for match in _PAGE_MARKER.finditer(marked):
+        parts.append(marked[previous : match.start()])
+        length += match.start() - previous
+        found[int(match.group(1))] = length
+        previous = match.end()
+    parts.append(marked[previous:])
+    text = "".join(parts)
+    starts: list[int] = []
+    following = len(text)
+    for number in range(max(found, default=-1), -1, -1):
+        following = found.get(number, following)
+        starts.append(following)
+    return text, tuple(reversed(starts))
 
 
 # The most outline entries read: a contents of a few hundred headings is a long book; the

@@ -15,6 +15,7 @@ from sqlalchemy import (
     Select,
     and_,
     case,
+    delete,
     exists,
     func,
     not_,
@@ -25,7 +26,14 @@ from sqlalchemy import (
 )
 
 from app.db.engine import ReadConnection, WriteConnection
-from app.db.tables import chunks, document_links, documents, source_documents, workspaces
+from app.db.tables import (
+    chunks,
+    document_links,
+    document_originals,
+    documents,
+    source_documents,
+    workspaces,
+)
 from app.documents.links import Link
 from app.documents.schemas import (
     Chunk,
@@ -89,9 +97,12 @@ def _select_documents(*extra: Any) -> Select[Any]:
 async def get_document(
     conn: ReadConnection, caller_id: UUID | None, document_id: UUID, *, scope: str | None = None
 ) -> DocumentWithContent | None:
-    statement = _select_documents(documents.c.content, documents.c.derived_from).where(
-        documents.c.id == document_id, visible_to(caller_id, scope)
+    has_original = (
+        exists().where(document_originals.c.document_id == documents.c.id).label("has_original")
     )
+    statement = _select_documents(
+        documents.c.content, documents.c.derived_from, has_original
+    ).where(documents.c.id == document_id, visible_to(caller_id, scope))
     row = (await conn.execute(statement)).mappings().first()
     return DocumentWithContent.model_validate(dict(row)) if row else None
 
@@ -332,6 +343,7 @@ async def document_chunks(conn: ReadConnection, document_id: UUID) -> list[Chunk
             chunks.c.text,
             chunks.c.start_offset.label("start"),
             chunks.c.end_offset.label("end"),
+            chunks.c.page,
         )
         .where(chunks.c.document_id == document_id)
         .order_by(chunks.c.ordinal)
@@ -566,6 +578,7 @@ async def chunk_preview(
             chunks.c.text,
             chunks.c.start_offset.label("start"),
             chunks.c.end_offset.label("end"),
+            chunks.c.page,
         )
         .select_from(
             chunks.join(documents, documents.c.id == chunks.c.document_id).join(
@@ -599,3 +612,45 @@ async def tags_in_use(
         statement = statement.where(tagged.c.tag.icontains(contains, autoescape=True))
     rows = await conn.execute(statement.order_by(func.count().desc(), tagged.c.tag).limit(limit))
     return [TagCount(tag=row[0], documents=row[1]) for row in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class Original:
+    """The file a document was converted from, as it was sent."""
+
+    media_type: str
+    filename: str | None
+    data: bytes
+
+
+async def put_original(
+    conn: WriteConnection, *, document_id: UUID, media_type: str, filename: str | None, data: bytes
+) -> None:
+    """Keep `data` as the document's original file, in place of any kept before."""
+    await conn.execute(
+        delete(document_originals).where(document_originals.c.document_id == document_id)
+    )
+    await conn.execute(
+        document_originals.insert().values(
+            document_id=document_id, media_type=media_type, filename=filename, data=data
+        )
+    )
+
+
+async def get_original(
+    conn: ReadConnection, caller_id: UUID | None, document_id: UUID, *, scope: str | None
+) -> Original | None:
+    """The original file of a document the caller may see; None when the document is not
+    visible to the caller or has no original."""
+    statement = (
+        select(
+            document_originals.c.media_type,
+            document_originals.c.filename,
+            document_originals.c.data,
+        )
+        .join_from(documents, workspaces, workspaces.c.id == documents.c.workspace_id)
+        .join(document_originals, document_originals.c.document_id == documents.c.id)
+        .where(documents.c.id == document_id, visible_to(caller_id, scope))
+    )
+    row = (await conn.execute(statement)).one_or_none()
+    return None if row is None else Original(row.media_type, row.filename, bytes(row.data))

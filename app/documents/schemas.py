@@ -90,6 +90,8 @@ class DocumentWithContent(Document):
     content: str
     # A note an agent saved: the chunks its run had read (null for any other document).
     derived_from: list[UUID] | None = None
+    # An uploaded PDF is kept as sent: GET /api/documents/{id}/original.
+    has_original: bool = False
 
 
 class Chunk(BaseModel):
@@ -99,6 +101,8 @@ class Chunk(BaseModel):
     text: str
     start: int
     end: int
+    # The page of a converted PDF the chunk mostly sits on (from 1); null for other documents.
+    page: int | None = None
 
 
 class DocumentFilters(BaseModel):
@@ -173,6 +177,8 @@ class ChunkPreview(BaseModel):
     text: str
     start: int
     end: int
+    # The page of a converted PDF the chunk mostly sits on (from 1); null for other documents.
+    page: int | None = None
 
 
 class TagCount(BaseModel):

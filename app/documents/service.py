@@ -22,7 +22,7 @@ from app.audit import service as audit
 from app.config import Settings
 from app.db.engine import ReadConnection, ShortTransaction, WriteConnection
 from app.documents import links, queries
-from app.documents.convert import clean_title
+from app.documents.convert import PDF, clean_title
 from app.documents.files import SAMPLE_TAGS, SAMPLE_WORKSPACE
 from app.documents.schemas import (
     Chunk,
@@ -127,6 +127,7 @@ async def _write_chunks(
     workspace_id: UUID,
     private_owner_id: UUID | None,
     title: str,
+    page_starts: Sequence[int] | None,
 ) -> None:
     chunks = len(indexed.pieces)
     with tracing.span("ingest.index", {"corpus.ingest.chunks": chunks}):
@@ -138,6 +139,23 @@ async def _write_chunks(
             title=title,
             pieces=indexed.pieces,
             vectors=indexed.vectors,
+            page_starts=page_starts,
+        )
+
+
+async def _keep_original(
+    conn: WriteConnection, document_id: UUID, original: FileUpload | None
+) -> None:
+    """Keep the file a document was converted from (a PDF's), in place of the one kept before.
+    Without one, the file kept before stays: an edit by hand does not make it less the
+    document's original."""
+    if original is not None:
+        await queries.put_original(
+            conn,
+            document_id=document_id,
+            media_type=PDF,
+            filename=original.filename,
+            data=original.data,
         )
 
 
@@ -164,6 +182,8 @@ async def create(
     derived_from: Sequence[UUID] | None = None,
     indexed: Indexed | None = None,
     dedupe: bool = True,
+    page_starts: Sequence[int] | None = None,
+    original: FileUpload | None = None,
 ) -> DocumentCreated:
     """Add a document: chunk, embed and index it in the caller's transaction. `derived_from`
     records the chunks an agent's note was drawn from; `indexed`, its chunks and vectors when
@@ -188,6 +208,8 @@ async def create(
             derived_from=derived_from,
             indexed=indexed,
             dedupe=dedupe,
+            page_starts=page_starts,
+            original=original,
         )
         current.set_attribute("corpus.document_id", str(created.id))
         current.set_attribute("corpus.ingest.unchanged", created.unchanged)
@@ -206,6 +228,8 @@ async def _create(
     derived_from: Sequence[UUID] | None,
     indexed: Indexed | None,
     dedupe: bool,
+    page_starts: Sequence[int] | None,
+    original: FileUpload | None,
 ) -> DocumentCreated:
     _require_editor(principal)
     _check_length(settings, data.content)
@@ -246,7 +270,9 @@ async def _create(
         workspace_id=workspace_id,
         private_owner_id=principal.user_id if data.visibility == "private" else None,
         title=data.title,
+        page_starts=page_starts,
     )
+    await _keep_original(conn, document_id, original)
     await queries.write_links(
         conn,
         document_id=document_id,
@@ -309,6 +335,9 @@ class Converted:
 
     document: DocumentCreate
     media_type: str
+    # A PDF's: where each page starts in the content, and the file as sent (kept to download).
+    page_starts: tuple[int, ...] | None = None
+    original: FileUpload | None = None
 
 
 async def convert(
@@ -341,7 +370,12 @@ async def convert(
         )
     except ValidationError as exc:
         raise ValidationFailed.from_pydantic(exc) from None
-    return Converted(document=document, media_type=converted.media_type)
+    return Converted(
+        document=document,
+        media_type=converted.media_type,
+        page_starts=converted.page_starts,
+        original=file if converted.page_starts is not None else None,
+    )
 
 
 async def upload(
@@ -376,6 +410,8 @@ async def upload(
                 settings,
                 converted.document,
                 media_type=converted.media_type,
+                page_starts=converted.page_starts,
+                original=converted.original,
             )
         workspace_id = await workspaces_service.write_target(conn, principal, document.workspace)
         outcome, written = await _add_or_replace(
@@ -393,6 +429,22 @@ async def get(
     return await queries.get_document(
         conn, principal.user_id, document_id, scope=principal.workspace_scope
     )
+
+
+async def original(
+    conn: ReadConnection, principal: Principal, document_id: UUID
+) -> queries.Original:
+    """The file a document the caller may see was converted from, as it was sent.
+
+    Raises:
+        NotFound: no such document, not visible to the caller, or it keeps no original.
+    """
+    found = await queries.get_original(
+        conn, principal.user_id, document_id, scope=principal.workspace_scope
+    )
+    if found is None:
+        raise NotFound("no original file for this document")
+    return found
 
 
 async def readable_chunks(
@@ -623,6 +675,8 @@ async def update(
     data: DocumentUpdate,
     *,
     chunked_as: Indexed | None = None,
+    page_starts: Sequence[int] | None = None,
+    original: FileUpload | None = None,
 ) -> Document:
     """Edit a document. New content is re-chunked and re-embedded (a new version), unless
     `chunked_as` holds its chunks and vectors already, cut under the document's title; a new
@@ -664,7 +718,9 @@ async def update(
             workspace_id=row.workspace_id,
             private_owner_id=private_owner,
             title=title,
+            page_starts=page_starts,
         )
+        await _keep_original(conn, document_id, original)
         await queries.write_links(
             conn,
             document_id=document_id,
@@ -714,6 +770,9 @@ class PreparedFile:
     document: DocumentCreate
     media_type: str
     chunks: Chunked
+    # A PDF's pages and file, as `Converted` holds them.
+    page_starts: tuple[int, ...] | None = None
+    original: FileUpload | None = None
 
 
 async def prepare_file(
@@ -745,7 +804,14 @@ async def prepare_file(
     converted = await convert(principal, settings, converter, file)
     _check_length(settings, converted.document.content)
     cut = await chunked(embedder, converted.document.title, converted.document.content)
-    return PreparedFile(source, converted.document, converted.media_type, cut)
+    return PreparedFile(
+        source,
+        converted.document,
+        converted.media_type,
+        cut,
+        page_starts=converted.page_starts,
+        original=converted.original,
+    )
 
 
 async def stored_digests(
@@ -793,7 +859,12 @@ async def ingest_prepared(
         principal,
         embedder,
         settings,
-        Converted(document=prepared.document, media_type=prepared.media_type),
+        Converted(
+            document=prepared.document,
+            media_type=prepared.media_type,
+            page_starts=prepared.page_starts,
+            original=prepared.original,
+        ),
         workspace_id=workspace_id,
         chunks=prepared.chunks,
         indexed=None if vectors is None else Indexed(prepared.chunks.pieces, vectors),
@@ -831,6 +902,8 @@ async def _add_or_replace(
             converted.document,
             media_type=converted.media_type,
             indexed=indexed,
+            page_starts=converted.page_starts,
+            original=converted.original,
         )
         outcome: IngestOutcome = "unchanged" if created.unchanged else "added"
         return outcome, Document.model_validate(
@@ -852,6 +925,8 @@ async def _add_or_replace(
         existing,
         DocumentUpdate(content=content, tags=converted.document.tags),
         chunked_as=indexed if same_title else None,
+        page_starts=converted.page_starts,
+        original=converted.original,
     )
     return "updated", updated
 
@@ -918,8 +993,16 @@ async def write_synced(
     """
     data = converted.document
     if document_id is None:
+        # A synced PDF's pages, but not its file: the source keeps that.
         created = await create(
-            conn, principal, embedder, settings, data, media_type=converted.media_type, dedupe=False
+            conn,
+            principal,
+            embedder,
+            settings,
+            data,
+            media_type=converted.media_type,
+            dedupe=False,
+            page_starts=converted.page_starts,
         )
         return Document.model_validate(created.model_dump(exclude={"unchanged"}))
     before = await _editable(conn, principal, document_id)
@@ -930,6 +1013,7 @@ async def write_synced(
         settings,
         document_id,
         DocumentUpdate(title=data.title, content=data.content),
+        page_starts=converted.page_starts,
     )
     await queries.set_source(
         conn, document_id, source=data.source, bump_version=updated.version == before.version

@@ -128,7 +128,9 @@ class Converter:
 
 def _result(reply: dict[str, Any], memory_mb: int) -> Converted:
     if "ok" in reply:
-        return Converted(**reply["ok"])
+        ok = reply["ok"]
+        starts = ok.pop("page_starts", None)  # JSON made the tuple a list
+        return Converted(**ok, page_starts=None if starts is None else tuple(starts))
     error = reply["error"]
     metrics.conversion_failed(str(error["code"]))
     if error["code"] == "memory":

@@ -3,6 +3,7 @@ and the BM25 statistics. The documents service calls this inside its transaction
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from functools import lru_cache
 from uuid import UUID
@@ -81,7 +82,10 @@ async def insert_chunks(
     title: str,
     pieces: Sequence[ChunkPiece],
     vectors: np.ndarray,
+    page_starts: Sequence[int] | None = None,
 ) -> None:
+    """Write a document's chunks; `page_starts`, a PDF's (where each page starts in the
+    content), gives each chunk its page."""
     rows = [
         queries.ChunkRow(
             ordinal=piece.ordinal,
@@ -91,6 +95,7 @@ async def insert_chunks(
             end=piece.end,
             token_count=piece.token_count,
             embedding=vector,
+            page=None if page_starts is None else page_of(piece.start, piece.end, page_starts),
         )
         for piece, vector in zip(pieces, vectors, strict=True)
     ]
@@ -103,6 +108,24 @@ async def insert_chunks(
         rows=rows,
     )
     metrics.indexed(len(rows))
+
+
+def page_of(start: int, end: int, page_starts: Sequence[int]) -> int | None:
+    """The page (from 1) that holds most of [start, end), the earliest on a tie: a chunk's
+    overlap with the one before it may reach back onto the previous page."""
+    if not page_starts:
+        return None
+    first = max(bisect_right(page_starts, start) - 1, 0)
+    best, most = first + 1, -1
+    for index in range(first, len(page_starts)):
+        page_start = page_starts[index]
+        if page_start >= end and index > first:
+            break
+        page_end = page_starts[index + 1] if index + 1 < len(page_starts) else end
+        covered = min(end, page_end) - max(start, page_start)
+        if covered > most:
+            best, most = index + 1, covered
+    return best
 
 
 async def count_in_statistics(conn: WriteConnection, document_id: UUID, sign: int = 1) -> None:

@@ -64,6 +64,7 @@ class ChunkRow:
     end: int
     token_count: int
     embedding: np.ndarray
+    page: int | None = None
 
 
 def _field(config: Any, words: Any, wholes: Any) -> Any:
@@ -129,6 +130,7 @@ def _chunk_values(title: str, rows: Sequence[ChunkRow]) -> list[dict[str, Any]]:
             "end": row.end,
             "token_count": row.token_count,
             "embedding": row.embedding,
+            "page": row.page,
         }
         | title_lexed
         | _lexed_field("head", " ".join(row.heading_path))
@@ -160,6 +162,7 @@ async def insert_chunks(
         end_offset=bindparam("end"),
         token_count=bindparam("token_count"),
         embedding=bindparam("embedding"),
+        page=bindparam("page"),
         tsv=_tsv(),
     )
     # Lexing every chunk is CPU work over the whole document: in a thread, as its chunking is,
@@ -423,6 +426,7 @@ keyword AS (
 
 _COLUMNS = """
 SELECT c.id AS chunk_id, c.document_id, d.title, w.slug AS workspace, c.heading_path, c.text,
+       c.page,
        f.vec_rank, f.kw_rank, f.similarity, f.score,
        ARRAY(SELECT m.lexeme FROM unnest(c.tsv) AS m
              WHERE m.lexeme = ANY(q.lexemes) ORDER BY m.lexeme) AS matched_terms"""
@@ -661,6 +665,7 @@ def _hits(rows: Any) -> list[SearchHit]:
             similarity=row.similarity,
             score=float(row.score),
             matched_terms=list(row.matched_terms),
+            page=row.page,
         )
         for row in rows
     ]

@@ -23,6 +23,8 @@ class SearchHit(BaseModel):
     similarity: float | None
     score: float
     matched_terms: list[str]
+    # The page of a converted PDF the passage mostly sits on (from 1); null for other documents.
+    page: int | None = None
     # A document a source synced (issue #35): its path there, the commit of its last change,
     # and whether code it names changed in later commits. Null and false for any other.
     source_path: str | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Annotated, Any
+from urllib.parse import quote
 from uuid import UUID
 
 from fastapi import APIRouter, Query, Request, Response, status
@@ -324,6 +325,36 @@ async def list_related(
 ) -> list[RelatedDocument]:
     """The documents nearest to this one by the centroid of their chunks."""
     return await documents_service.related(conn, principal, document_id, limit=limit)
+
+
+@router.get(
+    "/{document_id}/original",
+    operation_id="getDocumentOriginal",
+    response_class=Response,
+    responses={
+        200: {"content": {"application/pdf": {}}, "description": "The file as it was uploaded."},
+        404: NotFound.openapi(),
+    },
+)
+async def get_original(document_id: UUID, principal: CurrentPrincipal, conn: ReadConn) -> Response:
+    """The file an uploaded document (a PDF) was converted from, byte for byte; 404 when the
+    document is not visible to the caller or keeps no original."""
+    found = await documents_service.original(conn, principal, document_id)
+    return Response(
+        content=found.data,
+        media_type=found.media_type,
+        headers={"Content-Disposition": _attachment(found.filename, found.media_type)},
+    )
+
+
+def _attachment(filename: str | None, media_type: str) -> str:
+    """A Content-Disposition that downloads under the uploaded name: an ASCII fallback, and the
+    name itself percent-encoded (RFC 6266), so no name can break the header."""
+    name = filename or ("document.pdf" if media_type == "application/pdf" else "document")
+    fallback = "".join(
+        c if c.isascii() and c.isprintable() and c not in '"\\' else "_" for c in name
+    )
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}"
 
 
 @router.get(

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app.access.principal import LOCAL_ADMIN
 from app.auth import service as auth_service
 from app.db.engine import ReadConnection, WriteConnection
+from app.documents import queries as documents_queries
 from app.documents import service as documents_service
 from app.documents.schemas import DocumentCreate
 from app.routing import admin as routing_admin
@@ -194,6 +195,18 @@ async def _backlinks(world: World) -> tuple[str, str, Any]:
     return "GET", f"/api/documents/{await world.document()}/backlinks", None
 
 
+async def _original(world: World) -> tuple[str, str, Any]:
+    document_id = await world.document()
+    await documents_queries.put_original(
+        world.write,
+        document_id=uuid.UUID(document_id),
+        media_type="application/pdf",
+        filename="runbook.pdf",
+        data=b"%PDF-1.4",
+    )
+    return "GET", f"/api/documents/{document_id}/original", None
+
+
 async def _links(world: World) -> tuple[str, str, Any]:
     return "GET", f"/api/documents/{await world.document()}/links", None
 
@@ -296,6 +309,7 @@ MATRIX: list[tuple[str, Request, tuple[int, int, int, int, int, int]]] = [
     ("GET /api/documents/{document_id}/related", _related, (401, 200, 200, 200, 200, 401)),
     ("GET /api/documents/{document_id}/backlinks", _backlinks, (401, 200, 200, 200, 200, 401)),
     ("GET /api/documents/{document_id}/links", _links, (401, 200, 200, 200, 200, 401)),
+    ("GET /api/documents/{document_id}/original", _original, (401, 200, 200, 200, 200, 401)),
     ("GET /api/chunks/{chunk_id}", _chunk, (401, 200, 200, 200, 200, 401)),
     ("GET /api/tags", fixed("GET", "/api/tags"), (401, 200, 200, 200, 200, 401)),
     (
@@ -542,6 +556,7 @@ BOUND_ADMIN: dict[str, int] = {
     "GET /api/documents/{document_id}/related": 404,
     "GET /api/documents/{document_id}/backlinks": 404,
     "GET /api/documents/{document_id}/links": 404,
+    "GET /api/documents/{document_id}/original": 404,
     "GET /api/chunks/{chunk_id}": 404,
     "POST /api/search": 200,
     "POST /api/ask": 200,

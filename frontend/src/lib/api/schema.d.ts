@@ -673,6 +673,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/documents/{document_id}/original": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Original
+         * @description The file an uploaded document (a PDF) was converted from, byte for byte; 404 when the
+         *     document is not visible to the caller or keeps no original.
+         */
+        get: operations["getDocumentOriginal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/documents/{document_id}/backlinks": {
         parameters: {
             query?: never;
@@ -1521,6 +1542,8 @@ export interface components {
             start: number;
             /** End */
             end: number;
+            /** Page */
+            page?: number | null;
         };
         /**
          * ChunkPreview
@@ -1551,6 +1574,8 @@ export interface components {
             start: number;
             /** End */
             end: number;
+            /** Page */
+            page?: number | null;
         };
         /** Citation */
         Citation: {
@@ -1592,6 +1617,8 @@ export interface components {
              * @default false
              */
             stale: boolean;
+            /** Page */
+            page?: number | null;
         };
         /** Connection */
         Connection: {
@@ -1857,6 +1884,11 @@ export interface components {
             content: string;
             /** Derived From */
             derived_from?: string[] | null;
+            /**
+             * Has Original
+             * @default false
+             */
+            has_original: boolean;
         };
         /** DoneEvent */
         DoneEvent: {
@@ -2443,6 +2475,8 @@ export interface components {
             score: number;
             /** Matched Terms */
             matched_terms: string[];
+            /** Page */
+            page?: number | null;
             /** Source Path */
             source_path?: string | null;
             /** Commit */
@@ -5418,6 +5452,64 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RelatedDocument"][];
+                };
+            };
+            /** @description No valid credential was presented. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such resource, or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getDocumentOriginal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                document_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file as it was uploaded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": unknown;
                 };
             };
             /** @description No valid credential was presented. */

@@ -69,6 +69,13 @@ export function CitationChip({ citation }: { citation: Citation }) {
   )
 }
 
+/** Where a cited passage is: its headings, and its page in a PDF ("p. 12"). */
+function place(citation: Citation): string {
+  return [citation.heading_path.join(' › '), citation.page ? `p. ${citation.page}` : '']
+    .filter(Boolean)
+    .join(' · ')
+}
+
 function CitationPreview({ citation }: { citation: Citation }) {
   return (
     <div className="grid gap-1.5" data-testid="citation-preview">
@@ -76,9 +83,7 @@ function CitationPreview({ citation }: { citation: Citation }) {
         <FileText className="size-3.5 shrink-0 text-muted-foreground" aria-hidden="true" />
         <span className="truncate">{citation.title}</span>
       </p>
-      {citation.heading_path.length ? (
-        <p className="truncate text-xs text-muted-foreground">{citation.heading_path.join(' › ')}</p>
-      ) : null}
+      {place(citation) ? <p className="truncate text-xs text-muted-foreground">{place(citation)}</p> : null}
       {citation.workspace ? (
         <p className="truncate text-xs text-muted-foreground">Workspace {citation.workspace}</p>
       ) : null}
@@ -106,9 +111,7 @@ export function SourceList({ citations }: { citations: Citation[] }) {
                 </span>
                 <span className="truncate">{citation.title}</span>
               </span>
-              {citation.heading_path.length ? (
-                <span className="truncate text-muted-foreground">{citation.heading_path.join(' › ')}</span>
-              ) : null}
+              {place(citation) ? <span className="truncate text-muted-foreground">{place(citation)}</span> : null}
             </Link>
           </li>
         ))}

@@ -1,5 +1,6 @@
 import {
   ChevronRight,
+  Download,
   FileText,
   Link2,
   ListTree,
@@ -13,6 +14,7 @@ import { Link, useLocation, useNavigate } from 'react-router'
 
 import { Alert } from '@/components/ui/alert'
 import { Badge } from '@/components/ui/badge'
+import { buttonVariants } from '@/components/ui/button'
 import { Skeleton } from '@/components/ui/skeleton'
 import { Switch } from '@/components/ui/switch'
 import { ApiError, errorMessage } from '@/lib/api-client'
@@ -143,6 +145,17 @@ export function DocumentViewer({
             </label>
             <div className="flex flex-wrap items-center gap-2">
               {actions}
+              {doc.has_original ? (
+                // A plain link: the session cookie goes with it, and the browser saves the file.
+                <a
+                  href={`/api/documents/${doc.id}/original`}
+                  download
+                  className={buttonVariants({ variant: 'outline', size: 'sm' })}
+                >
+                  <Download className="size-4" aria-hidden="true" />
+                  Original PDF
+                </a>
+              ) : null}
               {canEdit(doc) ? <DocumentActions document={doc} onDeleted={onDeleted} /> : null}
             </div>
           </div>

@@ -111,6 +111,13 @@ describe('chunk sections and seams', () => {
     expect(seams[1]?.closest('section')?.id).toBe('chunk-c1')
   })
 
+  it('names a PDF chunk’s page on its seam', () => {
+    const paged = chunksOf(DOC, starts).map((chunk, ordinal) => ({ ...chunk, page: ordinal + 1 }))
+    const container = html(DOC, { chunks: placeChunks(DOC, paged), seams: true })
+    const seams = [...container.querySelectorAll('[role="separator"]')]
+    expect(seams[1]?.getAttribute('aria-label')).toBe('Chunk 2: p. 2 · Deploy › Rollback')
+  })
+
   it('says when a chunk starts inside a block, and still gives it a section', () => {
     const long = '# T\n\nOne very long paragraph that the chunker had to cut in the middle.\n'
     const cut = long.indexOf('had to')

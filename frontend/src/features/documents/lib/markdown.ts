@@ -23,6 +23,8 @@ export type PlacedChunk = {
   headingPath: string[]
   start: number
   end: number
+  /** The page of a converted PDF the chunk mostly sits on (from 1). */
+  page?: number | null
 }
 
 export type Rendered = { tree: Root; toc: TocEntry[] }
@@ -75,7 +77,14 @@ export function toUtf16Offsets(content: string, offsets: number[]): number[] {
 
 export function placeChunks(
   content: string,
-  chunks: { id: string; ordinal: number; heading_path: string[]; start: number; end: number }[],
+  chunks: {
+    id: string
+    ordinal: number
+    heading_path: string[]
+    start: number
+    end: number
+    page?: number | null
+  }[],
 ): PlacedChunk[] {
   const offsets = toUtf16Offsets(
     content,
@@ -86,6 +95,7 @@ export function placeChunks(
       id: chunk.id,
       ordinal: chunk.ordinal,
       headingPath: chunk.heading_path,
+      page: chunk.page ?? null,
       start: offsets[2 * index] ?? 0,
       end: offsets[2 * index + 1] ?? 0,
     }))
@@ -179,7 +189,8 @@ function decorate(tree: Root, links: ResolvedLinks): TocEntry[] {
 }
 
 function seamMarker(chunk: PlacedChunk, inside: boolean): Element {
-  const path = chunk.headingPath.length ? chunk.headingPath.join(' › ') : 'Top of the document'
+  const headings = chunk.headingPath.length ? chunk.headingPath.join(' › ') : 'Top of the document'
+  const path = chunk.page ? `p. ${chunk.page} · ${headings}` : headings
   return {
     type: 'element',
     tagName: 'div',

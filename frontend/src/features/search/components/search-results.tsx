@@ -210,6 +210,7 @@ function Hit({ hit, more }: { hit: SearchHit; more: SearchHit[] }) {
                 <span className="truncate">{heading}</span>
               </Fragment>
             ))}
+            {hit.page ? <span className="shrink-0">· p. {hit.page}</span> : null}
           </div>
         </div>
         <div className="flex items-center gap-2">
