@@ -361,6 +361,17 @@ scenario('Markdown and PDF files upload with progress, and a rejected file says 
   const drillId = listed.body.items.find((d) => d.title === 'Backup restore drill').id
   assert.ok(listed.body.items.find((d) => d.title === 'Escalation policy').media_type.includes('pdf'))
 
+  // The PDF's viewer offers the file as it was sent, on this session.
+  const policyId = listed.body.items.find((d) => d.title === 'Escalation policy').id
+  await admin.goto(`/documents/${policyId}`)
+  const original = admin.getByRole('link', { name: 'Original PDF' })
+  const href = await original.getAttribute('href')
+  assert.equal(href, `/api/documents/${policyId}/original`)
+  const sent = await admin.request.get(new URL(href, corpus.url).href)
+  assert.equal(sent.status(), 200)
+  assert.equal((await sent.body()).subarray(0, 5).toString('latin1'), '%PDF-')
+  await admin.goto('/documents')
+
   // Pasted text that links to the drill: the drill's backlink.
   await admin.getByRole('button', { name: 'Add documents' }).first().click()
   await admin.getByRole('tab', { name: 'Paste text' }).click()
