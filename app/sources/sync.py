@@ -378,11 +378,10 @@ class Syncer:
             commit, date = (None, None)
             if history is not None and write.path in history.changes:
                 commit, date = history.changes[write.path]
-            named = stale.names(converted.document.content)
-            flags = (
-                stale.findings(history.commits, named, commit, date, self._is_document(row))
-                if history is not None
-                else []
+            # In a thread: the names come from regular expressions over a file someone else
+            # wrote, and the findings walk every later commit's changed lines.
+            named, flags = await asyncio.to_thread(
+                _judge, converted.document.content, history, commit, date, self._is_document(row)
             )
             async with self.db.write() as conn:
                 document = await documents_service.write_synced(
@@ -439,6 +438,20 @@ class Syncer:
                     if found is not None:
                         flags = sorted([*candidate.stale, found], key=lambda f: str(f["date"]))
                         await queries.set_stale(conn, candidate.document_id, flags)
+
+
+def _judge(
+    content: str,
+    history: _History | None,
+    commit: str | None,
+    date: datetime | None,
+    is_document: Callable[[str], bool],
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """The code names a file's text mentions, and the later commits that changed them."""
+    named = stale.names(content)
+    if history is None:
+        return named, []
+    return named, stale.findings(history.commits, named, commit, date, is_document)
 
 
 @dataclass(frozen=True, slots=True)
