@@ -270,6 +270,7 @@ def _bench_routing(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
+    from app.bench import doors
     from app.bench.load import MODES, bench
     from app.db import embedded
     from app.logs import configure_logging
@@ -278,11 +279,16 @@ def _bench(args: argparse.Namespace) -> int:
         return _bench_routing(args)
     settings = _settings()
     configure_logging("WARNING")
-    with embedded.attached(settings), _progress_bars() as progress:
+
+    async def run(progress: Callable[[str, int, int], None]) -> dict[str, Any]:
         collection = Path(args.data) if args.data else None
-        report = asyncio.run(
-            bench(settings, args.sizes, progress, keep=args.keep, collection=collection)
-        )
+        report = await bench(settings, args.sizes, progress, keep=args.keep, collection=collection)
+        # In the same run as the ingest's share of the model's rate: issue #33 sets bars on both.
+        report["doors"] = await doors.measure(settings)
+        return report
+
+    with embedded.attached(settings), _progress_bars() as progress:
+        report = asyncio.run(run(progress))
     if args.json:
         print(json.dumps(report))
         return 0
@@ -350,6 +356,7 @@ def _bench(args: argparse.Namespace) -> int:
             line(name, mode, row[mode]["one_client"], row[mode]["8_clients"])
         line(name, "bare pgvector", *row["bare_pgvector"].values())
         print(f"{name:>9} p95 ratios, one client: {row['ratios']}")
+    print(doors.summary(report["doors"]))
     print(f"query embedding: {report['provider_for_queries']}")
     return 0
 

@@ -5,8 +5,9 @@ Principal resolution lives here, in one place, for the credentials of `/api`: th
 and `Authorization: Bearer ck_...`. (OAuth access tokens are accepted at `/mcp` only.)
 
 A request uses one pooled connection at a time: the request's connection depends on resolving
-the caller, so the credential check's short transaction has ended before that connection is
-taken, whatever order an endpoint lists its parameters in.
+the caller, so the credential's lookup (and the short transaction that records its use, once a
+minute) has ended before that connection is taken, whatever order an endpoint lists its
+parameters in.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from app.access.principal import Principal, require_password_changed
 from app.auth import service as auth_service
 from app.auth.tokens import API_KEY_PREFIX
 from app.config import Settings
-from app.db.engine import ReadConnection, ShortTransaction, SideReads, WriteConnection
+from app.db.engine import Lookup, ReadConnection, ShortTransaction, SideReads, WriteConnection
 from app.errors import AppError, Forbidden, RateLimited, Unauthorized
 from app.logs import note_caller
 from app.people.passwords import Hasher
@@ -86,6 +87,11 @@ async def short_transaction(request: Request) -> ShortTransaction:
     return get_resources(request).db.write
 
 
+async def credential_lookup(request: Request) -> Lookup:
+    """Runs a credential's lookup: one statement on the primary, without a transaction."""
+    return get_resources(request).db.lookup
+
+
 def client_address(request: Request) -> str:
     # Behind a proxy, uvicorn's proxy_headers makes this the forwarded address, from the
     # proxies FORWARDED_ALLOW_IPS trusts (by default 127.0.0.1).
@@ -144,10 +150,12 @@ class Caller:
 
 
 async def resolve_caller(
-    request: Request, transaction: Annotated[ShortTransaction, Depends(short_transaction)]
+    request: Request,
+    lookup: Annotated[Lookup, Depends(credential_lookup)],
+    transaction: Annotated[ShortTransaction, Depends(short_transaction)],
 ) -> Caller:
     try:
-        principal = await _principal(request, transaction)
+        principal = await _principal(request, lookup, transaction)
     except (Unauthorized, Forbidden) as refusal:
         return Caller(None, refusal)
     if principal is not None:
@@ -206,23 +214,25 @@ async def optional_principal(
     return caller.principal
 
 
-async def _principal(request: Request, transaction: ShortTransaction) -> Principal | None:
+async def _principal(
+    request: Request, lookup: Lookup, transaction: ShortTransaction
+) -> Principal | None:
     authorization = request.headers.get("authorization")
     if authorization is not None:
         scheme, _, credential = authorization.partition(" ")
         credential = credential.strip()
         if scheme.lower() != "bearer" or not credential.startswith(API_KEY_PREFIX):
             raise Unauthorized("send an API key as `Authorization: Bearer ck_...`")
-        async with transaction() as conn:
-            principal = await auth_service.principal_from_api_key(conn, credential)
+        principal = await auth_service.principal_from_api_key(lookup, transaction, credential)
         if principal is None:
             raise Unauthorized("the API key is unknown or revoked, or its account is disabled")
         return principal
     cookie = request.cookies.get(SESSION_COOKIE)
     if not cookie:
         return None
-    async with transaction() as conn:
-        principal = await auth_service.principal_from_session(conn, get_signer(request), cookie)
+    principal = await auth_service.principal_from_session(
+        lookup, transaction, get_signer(request), cookie
+    )
     if principal is not None and request.method not in SAFE_METHODS:
         check_origin(request, get_settings_dep(request), required=True)
     return principal

@@ -24,9 +24,11 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app import cli, deps
+from app.access.principal import Principal
+from app.auth import service as auth_service
 from app.config import Settings
 from app.db import migrate, scratch
-from app.db.engine import ReadConnection, WriteConnection
+from app.db.engine import ReadConnection, ShortTransaction, WriteConnection
 
 TEST_SECRET = "test-secret-key-that-is-long-enough-0123456789"
 # Argon2 at its cheapest, for the accounts tests make and the apps they sign in to: a hash in
@@ -253,6 +255,23 @@ def captured_log(log_format: Literal["text", "json"] = "text") -> Iterator[io.St
         root.handlers[:], root.level = saved
 
 
+def on_connection(conn: AsyncConnection) -> ShortTransaction:
+    """A `Lookup` or `ShortTransaction` that runs its statements on `conn`, in the test's own
+    transaction."""
+
+    @asynccontextmanager
+    async def opened() -> AsyncIterator[WriteConnection]:
+        yield WriteConnection(ReadConnection(conn))
+
+    return opened
+
+
+async def key_principal(conn: AsyncConnection, key: str) -> Principal | None:
+    """The principal behind an API key, looked up (and its use recorded) on `conn`."""
+    here = on_connection(conn)
+    return await auth_service.principal_from_api_key(here, here, key)
+
+
 @contextmanager
 def in_test_transaction(app: FastAPI, conn: AsyncConnection) -> Iterator[None]:
     """Route the app's database work into the test's rolled-back transaction."""
@@ -274,6 +293,7 @@ def in_test_transaction(app: FastAPI, conn: AsyncConnection) -> Iterator[None]:
     app.dependency_overrides[deps.read_connection] = read_connection
     app.dependency_overrides[deps.primary_read_connection] = read_connection
     app.dependency_overrides[deps.short_transaction] = lambda: savepoint
+    app.dependency_overrides[deps.credential_lookup] = lambda: on_connection(conn)
     # No second connection: it would not see the test's rows.
     app.dependency_overrides[deps.side_reads] = lambda: None
     try:

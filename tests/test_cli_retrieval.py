@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from app.bench import doors
 from app.bench.load import HELD_OUT_SEED, Zipf, bench
 from app.config import Settings
 from app.db import scratch
@@ -301,3 +302,34 @@ async def test_a_kept_bench_corpus_is_measured_again_without_loading(settings: S
         assert await _rows(kept_url, "SELECT count(*) FROM chunks") == [(300,)]
     finally:
         await scratch.drop_database(settings.database_url, kept)
+
+
+async def test_bench_measures_what_each_door_adds_to_a_search(settings: Settings) -> None:
+    report = await doors.measure(
+        make_settings(settings.data_dir, database_url=settings.database_url),
+        documents=5,
+        queries=20,
+        rate_queries=40,
+    )
+    latency = report["latency_ms"]
+    # Every door answered every query (a refused or failed call raises), and was timed.
+    assert set(latency) == {
+        "service, in process",
+        "POST /api/search",
+        "MCP search_docs (JSON-RPC POST)",
+        "GET /api/me",
+        "MCP whoami (JSON-RPC POST)",
+    }
+    for row in latency.values():
+        assert 0 < row["p50"] <= row["p95"] <= row["p99"]
+    in_process = latency["service, in process"]["p50"]
+    for door, cost in report["door_over_in_process_p50_ms"].items():
+        assert cost == pytest.approx(latency[door]["p50"] - in_process, abs=0.01)
+    eight = report["8_clients"]
+    assert eight["queries"] == 40
+    assert eight["in_process_per_s"] > 0
+    assert eight["http_per_s"] > 0
+    assert eight["http_over_in_process"] == pytest.approx(
+        eight["http_per_s"] / eight["in_process_per_s"], abs=0.01
+    )
+    assert "the door's cost at p50, POST /api/search" in doors.summary(report)

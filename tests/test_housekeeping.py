@@ -22,12 +22,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app import housekeeping
 from app.asking import records
 from app.asking import service as asking_service
-from app.auth import service as auth_service
 from app.db.engine import Database, ReadConnection, WriteConnection
 from app.db.tables import oauth_authorizations, oauth_clients, oauth_codes, oauth_tokens, sessions
 from app.main import create_app
 from app.oauth import service as oauth
 from app.sessions import service as sessions_service
+from tests import support
 from tests.accounts import make_account
 from tests.support import eventually, lifespan, make_settings, migrated_database
 
@@ -204,7 +204,7 @@ async def test_a_restart_fails_the_research_jobs_of_this_hosts_dead_processes_at
     try:
         async with db.write() as conn:
             owner = await make_account(conn, "viewer")
-            principal = await auth_service.principal_from_api_key(conn, owner.key)
+            principal = await support.key_principal(conn, owner.key)
             assert principal is not None
             # Leases far from running out: only the processes' deaths can end these jobs.
             dead = await records.create_job(

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import RowMapping, func, insert, select, update
+from sqlalchemy import RowMapping, bindparam, func, insert, select, update
 
 from app.access.capabilities import Role
 from app.access.principal import Kind
@@ -40,6 +40,9 @@ class SessionAccount:
     account: Account
     session_id: UUID
     last_seen_at: datetime | None
+    # As for a key (below): whether the session's and the account's last activity are due.
+    session_stale: bool = True
+    account_stale: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +63,7 @@ class KeyAccount:
 class TokenAccount:
     account: Account
     client_id: str
+    account_stale: bool = True
 
 
 _ACCOUNT = [
@@ -85,44 +89,81 @@ def _account(row: RowMapping) -> Account:
     )
 
 
+# The lookups are built once: a request resolves its credential before anything else, and
+# building the statement anew (columns, joins, the staleness tests) cost more Python than running
+# it (a profile of `POST /api/search`, docs/BENCHMARKS.md).
+_SESSION_ACCOUNT = (
+    select(
+        *_ACCOUNT,
+        sessions.c.id.label("session_id"),
+        sessions.c.last_seen_at,
+        stale(sessions.c.last_seen_at).label("session_stale"),
+        stale(users.c.last_seen_at).label("account_stale"),
+    )
+    .join(users, users.c.id == sessions.c.user_id)
+    .where(
+        sessions.c.token_sha256 == bindparam("token_sha256"),
+        sessions.c.expires_at > func.now(),
+        users.c.active,
+    )
+)
+
+_KEY_ACCOUNT = (
+    select(
+        *_ACCOUNT,
+        api_keys.c.id.label("key_id"),
+        api_keys.c.persona.label("key_persona"),
+        api_keys.c.last_used_at,
+        workspaces.c.slug.label("workspace"),
+        stale(api_keys.c.last_used_at).label("key_stale"),
+        stale(users.c.last_seen_at).label("account_stale"),
+    )
+    .join(users, users.c.id == api_keys.c.user_id)
+    .outerjoin(workspaces, workspaces.c.id == api_keys.c.workspace_id)
+    .where(
+        api_keys.c.secret_sha256 == bindparam("secret_sha256"),
+        api_keys.c.revoked_at.is_(None),
+        users.c.active,
+    )
+)
+
+_TOKEN_ACCOUNT = (
+    select(
+        *_ACCOUNT,
+        oauth_tokens.c.client_id,
+        stale(users.c.last_seen_at).label("account_stale"),
+    )
+    .join(users, users.c.id == oauth_tokens.c.user_id)
+    .where(
+        oauth_tokens.c.token_sha256 == bindparam("token_sha256"),
+        oauth_tokens.c.kind == "access",
+        oauth_tokens.c.revoked_at.is_(None),
+        oauth_tokens.c.expires_at > func.now(),
+        oauth_tokens.c.resource == bindparam("resource"),
+        users.c.active,
+    )
+)
+
+
 async def session_account(conn: ReadConnection, token_sha256: str) -> SessionAccount | None:
     """The active account of an unexpired session, with the session's id and last-seen time."""
-    statement = (
-        select(*_ACCOUNT, sessions.c.id.label("session_id"), sessions.c.last_seen_at)
-        .join(users, users.c.id == sessions.c.user_id)
-        .where(
-            sessions.c.token_sha256 == token_sha256,
-            sessions.c.expires_at > func.now(),
-            users.c.active,
-        )
-    )
-    row = (await conn.execute(statement)).mappings().first()
+    result = await conn.execute(_SESSION_ACCOUNT, {"token_sha256": token_sha256})
+    row = result.mappings().first()
     if row is None:
         return None
-    return SessionAccount(_account(row), row["session_id"], row["last_seen_at"])
+    return SessionAccount(
+        _account(row),
+        row["session_id"],
+        row["last_seen_at"],
+        session_stale=row["session_stale"],
+        account_stale=row["account_stale"],
+    )
 
 
 async def key_account(conn: ReadConnection, secret_sha256: str) -> KeyAccount | None:
     """The active account of an unrevoked key, with the key's scope, persona and last use."""
-    statement = (
-        select(
-            *_ACCOUNT,
-            api_keys.c.id.label("key_id"),
-            api_keys.c.persona.label("key_persona"),
-            api_keys.c.last_used_at,
-            workspaces.c.slug.label("workspace"),
-            stale(api_keys.c.last_used_at).label("key_stale"),
-            stale(users.c.last_seen_at).label("account_stale"),
-        )
-        .join(users, users.c.id == api_keys.c.user_id)
-        .outerjoin(workspaces, workspaces.c.id == api_keys.c.workspace_id)
-        .where(
-            api_keys.c.secret_sha256 == secret_sha256,
-            api_keys.c.revoked_at.is_(None),
-            users.c.active,
-        )
-    )
-    row = (await conn.execute(statement)).mappings().first()
+    result = await conn.execute(_KEY_ACCOUNT, {"secret_sha256": secret_sha256})
+    row = result.mappings().first()
     if row is None:
         return None
     return KeyAccount(
@@ -140,20 +181,13 @@ async def access_token_account(
     conn: ReadConnection, token_sha256: str, resource: str
 ) -> TokenAccount | None:
     """The active account of an unexpired, unrevoked OAuth access token issued for `resource`."""
-    statement = (
-        select(*_ACCOUNT, oauth_tokens.c.client_id)
-        .join(users, users.c.id == oauth_tokens.c.user_id)
-        .where(
-            oauth_tokens.c.token_sha256 == token_sha256,
-            oauth_tokens.c.kind == "access",
-            oauth_tokens.c.revoked_at.is_(None),
-            oauth_tokens.c.expires_at > func.now(),
-            oauth_tokens.c.resource == resource,
-            users.c.active,
-        )
+    result = await conn.execute(
+        _TOKEN_ACCOUNT, {"token_sha256": token_sha256, "resource": resource}
     )
-    row = (await conn.execute(statement)).mappings().first()
-    return None if row is None else TokenAccount(_account(row), row["client_id"])
+    row = result.mappings().first()
+    if row is None:
+        return None
+    return TokenAccount(_account(row), row["client_id"], account_stale=row["account_stale"])
 
 
 async def touch_key(conn: WriteConnection, key_id: UUID) -> None:

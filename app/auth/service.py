@@ -27,7 +27,7 @@ from app.auth.schemas import (
     SignInOptions,
 )
 from app.auth.tokens import KEY_PREFIX_LENGTH, new_api_key
-from app.db.engine import ReadConnection, ShortTransaction, WriteConnection
+from app.db.engine import Lookup, ReadConnection, ShortTransaction, WriteConnection
 from app.errors import Forbidden, InvalidCredentials, NotFound, SignupClosed, ValidationFailed
 from app.kit.secrets import sha256
 from app.people import passwords
@@ -191,36 +191,50 @@ def _principal(
     )
 
 
+# A credential is resolved in two steps: a lookup (one statement, no transaction) that also says
+# which last-use times are due to be written (at most once a minute), and, only when one is due,
+# a short transaction that writes them. A request in the same minute as the credential's last
+# one sends that one statement (the door's cost, issue #33, docs/BENCHMARKS.md).
+
+
 async def principal_from_session(
-    conn: WriteConnection, signer: CookieSigner, cookie: str
+    lookup: Lookup, transaction: ShortTransaction, signer: CookieSigner, cookie: str
 ) -> Principal | None:
     """The account behind a session cookie; None when it is forged, expired or ended, or the
     account is disabled."""
     token = signer.unsign(cookie)
     if token is None:
         return None
-    found = await queries.session_account(conn, sha256(token))
+    async with lookup() as conn:
+        found = await queries.session_account(conn, sha256(token))
     if found is None:
         return None
     account = found.account
-    await sessions_service.touch(conn, found.session_id)
-    await people_service.touch(conn, account.user_id)
+    if found.session_stale or found.account_stale:
+        async with transaction() as conn:
+            if found.session_stale:
+                await sessions_service.touch(conn, found.session_id)
+            if found.account_stale:
+                await people_service.touch(conn, account.user_id)
     return _principal(account, "session", persona=account.default_persona, workspace=None)
 
 
-async def principal_from_api_key(conn: WriteConnection, key: str) -> Principal | None:
+async def principal_from_api_key(
+    lookup: Lookup, transaction: ShortTransaction, key: str
+) -> Principal | None:
     """The account behind an API key; None when it is unknown or revoked, or the account is
     disabled. The key's persona and workspace scope come with it."""
-    found = await queries.key_account(conn, sha256(key))
+    async with lookup() as conn:
+        found = await queries.key_account(conn, sha256(key))
     if found is None:
         return None
     account = found.account
-    # Each touch writes at most once a minute; the lookup said which are due, so a key used
-    # again within the minute costs one statement, not three.
-    if found.key_stale:
-        await queries.touch_key(conn, found.key_id)
-    if found.account_stale:
-        await people_service.touch(conn, account.user_id)
+    if found.key_stale or found.account_stale:
+        async with transaction() as conn:
+            if found.key_stale:
+                await queries.touch_key(conn, found.key_id)
+            if found.account_stale:
+                await people_service.touch(conn, account.user_id)
     principal = _principal(
         account,
         "api_key",
@@ -231,16 +245,19 @@ async def principal_from_api_key(conn: WriteConnection, key: str) -> Principal |
 
 
 async def principal_from_access_token(
-    conn: WriteConnection, token: str, *, resource: str
+    lookup: Lookup, transaction: ShortTransaction, token: str, *, resource: str
 ) -> Principal | None:
     """The person behind an OAuth access token: exactly their privileges, no more (the token
     carries no role of its own). Accepted for `resource` (the /mcp URL) only; None when the
     token is unknown, expired, revoked or for another resource, or the account is disabled."""
-    found = await queries.access_token_account(conn, sha256(token), resource)
+    async with lookup() as conn:
+        found = await queries.access_token_account(conn, sha256(token), resource)
     if found is None:
         return None
     account = found.account
-    await people_service.touch(conn, account.user_id)
+    if found.account_stale:
+        async with transaction() as conn:
+            await people_service.touch(conn, account.user_id)
     principal = _principal(account, "oauth", persona=account.default_persona, workspace=None)
     return replace(principal, client_id=found.client_id)
 

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
-from typing import NewType
+from typing import Any, NewType
 
+from sqlalchemy import event
+from sqlalchemy.exc import InvalidatePoolError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.pool import ConnectionPoolEntry
 
 from app.db.availability import unreachable
 from app.db.replica import Replica
@@ -27,21 +32,33 @@ ShortTransaction = Callable[[], AbstractAsyncContextManager[WriteConnection]]
 # Opens a read-only transaction beside the request's (`SideReads.reserve`).
 SideRead = Callable[[], AbstractAsyncContextManager[ReadConnection]]
 
+# Opens a connection on the primary whose every statement is its own transaction: for a
+# credential's lookup, one statement that must see every commit (a key revoked a moment ago).
+# `Database.lookup` is one; tests pass one that runs in their own transaction.
+Lookup = Callable[[], AbstractAsyncContextManager[ReadConnection]]
+
 
 CONNECT_TIMEOUT_S = 10
+# A pooled connection idle for longer than this is pinged before it is handed out; one used
+# more recently is handed out as it is (`_ping_when_idle`).
+PING_AFTER_IDLE_S = 2.0
 
 
 def make_engine(
-    url: str, *, max_connections: int = 20, application_name: str = "corpus"
+    url: str,
+    *,
+    max_connections: int = 20,
+    application_name: str = "corpus",
+    ping_after_idle_s: float = PING_AFTER_IDLE_S,
 ) -> AsyncEngine:
-    """An asyncpg engine with a pool that survives a restarted server (pre-ping), opening at
-    most `max_connections` (half kept open, half opened under load)."""
+    """An asyncpg engine with a pool that survives a restarted server (connections idle for
+    `ping_after_idle_s` are pinged; 0: every one), opening at most `max_connections` (half kept
+    open, half opened under load)."""
     pool_size = max(1, max_connections // 2)
-    return create_async_engine(
+    engine = create_async_engine(
         url,
         pool_size=pool_size,
         max_overflow=max_connections - pool_size,
-        pool_pre_ping=True,
         # The most recently returned connection first: under light load requests keep to the
         # few backends that have their statements prepared and their caches warm. First in,
         # first out, one client cycled through every connection a burst had opened, and a
@@ -63,6 +80,34 @@ def make_engine(
             },
         },
     )
+    event.listen(engine.sync_engine, "checkin", _note_checkin)
+    event.listen(
+        engine.sync_engine, "checkout", functools.partial(_ping_when_idle, ping_after_idle_s)
+    )
+    return engine
+
+
+def _note_checkin(_dbapi_connection: Any, record: ConnectionPoolEntry) -> None:
+    record.info["checked_in"] = time.monotonic()
+
+
+def _ping_when_idle(
+    after_s: float, dbapi_connection: Any, record: ConnectionPoolEntry, _proxy: Any
+) -> None:
+    """SQLAlchemy's `pool_pre_ping`, for connections that have been idle a while. The pre-ping
+    pinged every checkout, and asyncpg's dialect pings with three round trips (BEGIN, an empty
+    statement, ROLLBACK): a search over HTTP, with two checkouts (the credential's and the
+    request's), paid six before doing anything (issue #33, docs/BENCHMARKS.md). A connection
+    used within the last `PING_AFTER_IDLE_S` was alive then; a server restarted in that moment
+    fails one request (a 503, `app.db.availability`), and the error invalidates the pool."""
+    checked_in = record.info.get("checked_in")
+    if checked_in is None or time.monotonic() - checked_in < after_s:
+        return  # fresh, or used a moment ago
+    try:
+        dbapi_connection.ping()
+    except Exception as error:
+        # The pool replaces this connection (and, the server having gone, the others).
+        raise InvalidatePoolError() from error
 
 
 @asynccontextmanager
@@ -98,8 +143,13 @@ class Database:
         self.read_engine = self.write_engine
         metrics.watch_pool(self.write_engine.pool, "write")
         if read_url:
+            # A replica's connections are pinged at every checkout: a standby that stopped is
+            # found there, and its reads go to the primary instead of failing (ADR 0032).
             self.read_engine = make_engine(
-                read_url, max_connections=max_connections, application_name="corpus-read"
+                read_url,
+                max_connections=max_connections,
+                application_name="corpus-read",
+                ping_after_idle_s=0,
             )
             self.replica = Replica(
                 self.read_engine,
@@ -107,7 +157,7 @@ class Database:
                 max_lag_s=replica_max_lag_s,
                 check_s=replica_check_s,
             )
-            self.replica_side_reads = SideReads(read_url, name="replica-side")
+            self.replica_side_reads = SideReads(read_url, name="replica-side", ping_after_idle_s=0)
             metrics.watch_pool(self.read_engine.pool, "read")
 
     @asynccontextmanager
@@ -130,6 +180,16 @@ class Database:
                 return
         async with _read_only(self.write_engine, "write") as conn:
             yield conn
+
+    @asynccontextmanager
+    async def lookup(self) -> AsyncIterator[ReadConnection]:
+        """A connection on the primary without a transaction around its statements (`Lookup`).
+        A lookup in a transaction of its own cost three round trips (BEGIN, the SELECT,
+        COMMIT) where one does; every request with a credential paid them."""
+        metrics.asking_pool(self.write_engine.pool, "write")
+        async with self.write_engine.connect() as conn:
+            await conn.execution_options(isolation_level="AUTOCOMMIT")
+            yield ReadConnection(conn)
 
     def read_primary(self) -> AbstractAsyncContextManager[ReadConnection]:
         """One read-only transaction on the primary, whoever asks: for a read that must see
@@ -191,9 +251,18 @@ class SideReads:
     waits for another request's, and a request waiting for one cannot hold up the others.
     """
 
-    def __init__(self, url: str, limit: int | None = None, *, name: str = "side") -> None:
+    def __init__(
+        self,
+        url: str,
+        limit: int | None = None,
+        *,
+        name: str = "side",
+        ping_after_idle_s: float = PING_AFTER_IDLE_S,
+    ) -> None:
         self.limit = limit if limit is not None else max(1, (os.cpu_count() or 2) // 2)
-        self.engine = make_engine(url, max_connections=self.limit)
+        self.engine = make_engine(
+            url, max_connections=self.limit, ping_after_idle_s=ping_after_idle_s
+        )
         self.name = name
         metrics.watch_pool(self.engine.pool, name)
         self._reserved = 0

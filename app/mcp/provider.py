@@ -239,13 +239,13 @@ class CorpusAuthProvider(
     # --- access -----------------------------------------------------------------------------
 
     async def load_access_token(self, token: str) -> CallerToken | None:
-        async with self._store().db.write() as conn:
-            if token.startswith(API_KEY_PREFIX):
-                principal = await auth_service.principal_from_api_key(conn, token)
-            else:
-                principal = await auth_service.principal_from_access_token(
-                    conn, token, resource=self.resource
-                )
+        db = self._store().db
+        if token.startswith(API_KEY_PREFIX):
+            principal = await auth_service.principal_from_api_key(db.lookup, db.write, token)
+        else:
+            principal = await auth_service.principal_from_access_token(
+                db.lookup, db.write, token, resource=self.resource
+            )
         if principal is None:
             return None
         note_caller(principal.user_id, principal.kind, principal.credential)

@@ -202,8 +202,9 @@ async def adjust_statistics(conn: WriteConnection, document_id: UUID, sign: int)
     await conn.execute(
         text(
             "INSERT INTO lexeme_stats (lexeme, df) "
-            "SELECT t.lexeme, :sign * count(*) FROM chunk_terms t "
-            "JOIN chunks c ON c.id = t.chunk_id WHERE c.document_id = :document_id "
+            "SELECT t.lexeme, :sign * count(*) "
+            "FROM chunks c CROSS JOIN LATERAL unnest(c.tsv) AS t "
+            "WHERE c.document_id = :document_id "
             "GROUP BY t.lexeme ORDER BY t.lexeme "
             "ON CONFLICT (lexeme) DO UPDATE SET df = lexeme_stats.df + EXCLUDED.df"
         ),

@@ -18,10 +18,10 @@ from app.agents.run import Budget, Run
 from app.asking import service as asking_service
 from app.asking.answering import Asking
 from app.asking.schemas import AskRequest, Event
-from app.auth import service as auth_service
 from app.config import Settings
 from app.documents import service as documents_service
 from app.documents.schemas import DocumentCreate
+from tests import support
 from tests.accounts import Account
 from tests.running import Running, run_fresh_corpus
 
@@ -56,7 +56,7 @@ class World:
 
     async def principal(self, account: Account) -> Principal:
         async with self.corpus.db.write() as conn:
-            principal = await auth_service.principal_from_api_key(conn, account.key)
+            principal = await support.key_principal(conn, account.key)
         assert principal is not None
         return principal
 

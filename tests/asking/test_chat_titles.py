@@ -8,15 +8,15 @@ import httpx
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.asking import records
-from app.auth import service as auth_service
 from app.db.engine import ReadConnection, WriteConnection
+from tests import support
 from tests.accounts import Account, authorize, make_account
 
 
 async def _chat(conn: AsyncConnection, account: Account, question: str) -> UUID:
     """A chat of `account` whose one turn asked `question`."""
     write = WriteConnection(ReadConnection(conn))
-    principal = await auth_service.principal_from_api_key(write, account.key)
+    principal = await support.key_principal(write, account.key)
     assert principal is not None
     return await records.record_turn(
         write,

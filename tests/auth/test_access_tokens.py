@@ -11,9 +11,9 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.auth import service as auth_service
-from app.db.engine import ReadConnection, WriteConnection
 from app.kit.secrets import sha256
 from tests.accounts import make_account
+from tests.support import on_connection
 
 MCP = "http://127.0.0.1:8000/mcp"
 
@@ -49,9 +49,8 @@ async def _issue(conn: AsyncConnection, user_id: uuid.UUID, **overrides: object)
 async def test_an_access_token_carries_exactly_its_persons_role(conn: AsyncConnection) -> None:
     person = await make_account(conn, "editor")
     token = await _issue(conn, person.user.id)
-    principal = await auth_service.principal_from_access_token(
-        WriteConnection(ReadConnection(conn)), token, resource=MCP
-    )
+    here = on_connection(conn)
+    principal = await auth_service.principal_from_access_token(here, here, token, resource=MCP)
     assert principal is not None
     assert (principal.user_id, principal.role, principal.credential) == (
         person.user.id,
@@ -74,5 +73,5 @@ async def test_an_expired_revoked_or_misdirected_token_is_refused(
 ) -> None:
     person = await make_account(conn, "editor")
     token = await _issue(conn, person.user.id, **overrides)
-    write = WriteConnection(ReadConnection(conn))
-    assert await auth_service.principal_from_access_token(write, token, resource=MCP) is None
+    here = on_connection(conn)
+    assert await auth_service.principal_from_access_token(here, here, token, resource=MCP) is None

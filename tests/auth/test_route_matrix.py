@@ -26,6 +26,7 @@ from app.sources import service as sources_service
 from app.sources.schemas import SourceCreate
 from app.workspaces import service as workspaces_service
 from app.workspaces.schemas import WorkspaceCreate
+from tests import support
 from tests.accounts import PASSWORD, Account, make_account
 
 CALLERS = ("anonymous", "viewer", "editor", "admin", "agent", "revoked")
@@ -57,7 +58,7 @@ class World:
     async def document(self, owner: str = "editor") -> str:
         """An `org` document of `owner` (the editor by default)."""
         account = self.accounts[owner]
-        principal = await auth_service.principal_from_api_key(self.write, account.key)
+        principal = await support.key_principal(self.write, account.key)
         assert principal is not None
         settings = self.app.state.resources.settings
         created = await documents_service.create(

@@ -7,9 +7,9 @@ import asyncio
 import dataclasses
 from typing import Any
 
-from app.auth import service as auth_service
 from app.documents import service as documents_service
 from app.documents.schemas import DocumentCreate
+from tests import support
 from tests.agents.scripted import Call, Reply, calling, in_order, scripted, tool_call
 from tests.running import Running
 
@@ -23,7 +23,7 @@ async def add_runbook(running: Running) -> None:
     """The runbook every scripted run finds, added by an editor."""
     editor = await running.account("editor")
     async with running.db.write() as conn:
-        principal = await auth_service.principal_from_api_key(conn, editor.key)
+        principal = await support.key_principal(conn, editor.key)
         assert principal is not None
         await documents_service.create(
             conn,

@@ -16,9 +16,9 @@ from sqlalchemy import text
 from app.access.principal import Principal
 from app.asking import jobs, records
 from app.asking import service as asking_service
-from app.auth import service as auth_service
 from app.config import Settings
 from app.housekeeping import prune_expired
+from tests import support
 from tests.accounts import Account
 from tests.agents.scripted import calling, in_order, scripted, tool_call
 from tests.mcp.conftest import mcp_client
@@ -156,7 +156,7 @@ async def test_a_slow_deep_research_is_a_job_a_second_server_process_answers_to_
 
 async def _principal(corpus: Running, account: Account) -> Principal:
     async with corpus.db.write() as conn:
-        principal = await auth_service.principal_from_api_key(conn, account.key)
+        principal = await support.key_principal(conn, account.key)
     assert principal is not None
     return principal
 
