@@ -454,10 +454,19 @@ def source_name(source: Any) -> ColumnElement[str]:
 
 
 async def write_links(
-    conn: WriteConnection, *, document_id: UUID, workspace_id: UUID, links: Sequence[Link]
+    conn: WriteConnection,
+    *,
+    document_id: UUID,
+    workspace_id: UUID,
+    links: Sequence[Link],
+    first: bool = False,
 ) -> None:
-    """Replace the links a document's content holds (its new version's, or its first)."""
-    await conn.execute(document_links.delete().where(document_links.c.document_id == document_id))
+    """Replace the links a document's content holds (its new version's), or write its `first`
+    (a document just added has none to delete)."""
+    if not first:
+        await conn.execute(
+            document_links.delete().where(document_links.c.document_id == document_id)
+        )
     if links:
         await conn.execute(
             document_links.insert(),

@@ -184,10 +184,13 @@ async def create(
     dedupe: bool = True,
     page_starts: Sequence[int] | None = None,
     original: FileUpload | None = None,
+    workspace_id: UUID | None = None,
 ) -> DocumentCreated:
     """Add a document: chunk, embed and index it in the caller's transaction. `derived_from`
     records the chunks an agent's note was drawn from; `indexed`, its chunks and vectors when
-    the caller embedded them already (a folder walk embeds several files' chunks at once).
+    the caller embedded them already (a folder walk embeds several files' chunks at once);
+    `workspace_id`, the workspace the caller resolved for `data.workspace` in this transaction
+    (`workspaces_service.write_target` or `ensure_workspace`).
 
     Identical content from the same owner in the same workspace is not added twice: the reply
     names the existing document with `unchanged: true` (unless `dedupe` is off: two files of a
@@ -210,6 +213,7 @@ async def create(
             dedupe=dedupe,
             page_starts=page_starts,
             original=original,
+            workspace_id=workspace_id,
         )
         current.set_attribute("corpus.document_id", str(created.id))
         current.set_attribute("corpus.ingest.unchanged", created.unchanged)
@@ -230,12 +234,14 @@ async def _create(
     dedupe: bool,
     page_starts: Sequence[int] | None,
     original: FileUpload | None,
+    workspace_id: UUID | None,
 ) -> DocumentCreated:
     _require_editor(principal)
     _check_length(settings, data.content)
     if data.visibility == "private" and principal.user_id is None:
         raise ValidationFailed("visibility: a private document needs an owner; sign in first")
-    workspace_id = await workspaces_service.write_target(conn, principal, data.workspace)
+    if workspace_id is None:
+        workspace_id = await workspaces_service.write_target(conn, principal, data.workspace)
     digest = _sha256(data.content)
     existing = None
     if dedupe:
@@ -278,6 +284,7 @@ async def _create(
         document_id=document_id,
         workspace_id=workspace_id,
         links=links.extract(data.content, data.source),
+        first=True,
     )
     if data.visibility == "org":
         await index.count_in_statistics(conn, document_id)
@@ -904,6 +911,7 @@ async def _add_or_replace(
             indexed=indexed,
             page_starts=converted.page_starts,
             original=converted.original,
+            workspace_id=workspace_id,
         )
         outcome: IngestOutcome = "unchanged" if created.unchanged else "added"
         return outcome, Document.model_validate(

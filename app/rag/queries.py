@@ -20,12 +20,14 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     Float,
+    Integer,
     Text,
     bindparam,
     cast,
     func,
     insert,
     literal_column,
+    select,
     text,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, TSVECTOR
@@ -139,6 +141,51 @@ def _chunk_values(title: str, rows: Sequence[ChunkRow]) -> list[dict[str, Any]]:
     ]
 
 
+def _insert_chunk() -> Any:
+    """One chunk's row, its lexemes (`_tsv`) and their count (BM25's document length) in one
+    statement: the count was an UPDATE of the rows just written, a second version of each."""
+    lexed = select(_tsv().label("tsv")).subquery("lexed")
+    positions = func.unnest(lexed.c.tsv).table_valued("lexeme", "positions", "weights")
+    lexeme_count = func.coalesce(
+        select(func.sum(func.cardinality(positions.c.positions))).scalar_subquery(), 0
+    )
+    return insert(chunks).from_select(
+        [
+            "document_id",
+            "workspace_id",
+            "private_owner_id",
+            "ordinal",
+            "heading_path",
+            "text",
+            "start_offset",
+            "end_offset",
+            "token_count",
+            "embedding",
+            "page",
+            "tsv",
+            "lexeme_count",
+        ],
+        select(
+            bindparam("document_id", type_=PG_UUID(as_uuid=True)),
+            bindparam("workspace_id", type_=PG_UUID(as_uuid=True)),
+            bindparam("private_owner_id", type_=PG_UUID(as_uuid=True)),
+            bindparam("ordinal", type_=Integer),
+            bindparam("heading_path", type_=ARRAY(Text)),
+            bindparam("body", type_=Text),
+            bindparam("start", type_=Integer),
+            bindparam("end", type_=Integer),
+            bindparam("token_count", type_=Integer),
+            cast(bindparam("embedding", type_=Vector()), Vector()),
+            bindparam("page", type_=Integer),
+            lexed.c.tsv,
+            lexeme_count,
+        ).select_from(lexed),
+    )
+
+
+INSERT_CHUNK = _insert_chunk()
+
+
 async def insert_chunks(
     conn: WriteConnection,
     *,
@@ -151,24 +198,15 @@ async def insert_chunks(
     """Insert a document's chunks, their lexemes and their postings."""
     if not rows:
         return
-    statement = insert(chunks).values(
-        document_id=document_id,
-        workspace_id=workspace_id,
-        private_owner_id=private_owner_id,
-        ordinal=bindparam("ordinal"),
-        heading_path=bindparam("heading_path", type_=ARRAY(Text)),
-        text=bindparam("body"),
-        start_offset=bindparam("start"),
-        end_offset=bindparam("end"),
-        token_count=bindparam("token_count"),
-        embedding=bindparam("embedding"),
-        page=bindparam("page"),
-        tsv=_tsv(),
-    )
     # Lexing every chunk is CPU work over the whole document: in a thread, as its chunking is,
     # so a large upload does not hold the event loop.
     values = await asyncio.to_thread(_chunk_values, title, rows)
-    await conn.execute(statement, values)
+    owner = {
+        "document_id": document_id,
+        "workspace_id": workspace_id,
+        "private_owner_id": private_owner_id,
+    }
+    await conn.execute(INSERT_CHUNK, [owner | row for row in values])
     await _write_postings(conn, document_id)
 
 
@@ -188,7 +226,6 @@ POSTINGS = text(
 
 
 async def _write_postings(conn: WriteConnection, document_id: UUID) -> None:
-    await conn.execute(LEXEME_COUNTS, {"document_id": document_id})
     await conn.execute(POSTINGS, {"document_id": document_id, "k1": BM25_K1, "b": BM25_B})
 
 
@@ -235,8 +272,8 @@ RELEX = chunks.update().where(chunks.c.id == bindparam("b_chunk_id")).values(tsv
 CHUNKS_TO_RELEX = text(
     "SELECT c.id, c.heading_path, c.text FROM chunks c WHERE c.document_id = :document_id"
 )
-# Lengths first, then one posting per (lexeme, chunk) with its impact under the current
-# average length (a chunk of an empty corpus is its own average).
+# A chunk's length (BM25's) again, once its lexemes were rewritten (`RELEX`); the postings, which
+# carry it, are written after it.
 LEXEME_COUNTS = text(
     "UPDATE chunks SET lexeme_count = coalesce("
     "  (SELECT sum(cardinality(t.positions)) FROM unnest(chunks.tsv) AS t), 0) "
@@ -267,6 +304,7 @@ async def rewrite_lexemes(conn: WriteConnection, document_id: UUID, title: str) 
     rows = (await conn.execute(CHUNKS_TO_RELEX, params)).all()
     if rows:
         await conn.execute(RELEX, relex_values(title, rows))
+    await conn.execute(LEXEME_COUNTS, params)
     await _write_postings(conn, document_id)
 
 

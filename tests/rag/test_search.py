@@ -361,3 +361,48 @@ async def test_filtered_vector_scans_are_iterative(settings: Settings) -> None:
     finally:
         await db.dispose()
     assert mode == "relaxed_order"
+
+
+async def test_bm25_statistics_agree_with_a_recount_of_the_chunks_written(
+    client: httpx.AsyncClient, conn: AsyncConnection
+) -> None:
+    # Each chunk's length is written with its row, and the statistics follow every add, edit
+    # and delete: a recount from the lexemes themselves must give the same figures.
+    first = await _add(client, "Rollbacks", "# Deploys\n\nRoll back a deploy with `deploy --undo`.")
+    second = await _add(client, "Backups", "Backups run nightly; restore with `corpus restore`.")
+    await _add(client, "Private", "Only mine: roll back quietly.", visibility="private")
+    edited = await client.patch(
+        f"/api/documents/{first}", json={"content": "Roll back twice: roll back, roll back."}
+    )
+    assert edited.status_code == 200, edited.text
+    assert (await client.delete(f"/api/documents/{second}")).status_code == 204
+
+    lengths = await conn.execute(
+        text(
+            "SELECT c.lexeme_count, (SELECT coalesce(sum(cardinality(t.positions)), 0) "
+            "FROM unnest(c.tsv) AS t) FROM chunks c"
+        )
+    )
+    pairs = list(lengths)
+    assert pairs
+    assert all(written == recounted for written, recounted in pairs)
+    stats = (
+        await conn.execute(
+            text(
+                "SELECT s.chunk_count, s.lexeme_total, "
+                "(SELECT count(*) FROM chunks WHERE private_owner_id IS NULL), "
+                "(SELECT sum(lexeme_count) FROM chunks WHERE private_owner_id IS NULL) "
+                "FROM corpus_stats s"
+            )
+        )
+    ).one()
+    assert (stats[0], stats[1]) == (stats[2], stats[3])
+    differing = await conn.execute(
+        text(
+            "SELECT ls.lexeme FROM lexeme_stats ls FULL JOIN ("
+            "  SELECT t.lexeme, count(*) AS df FROM chunks c, unnest(c.tsv) AS t"
+            "  WHERE c.private_owner_id IS NULL GROUP BY t.lexeme) r ON r.lexeme = ls.lexeme "
+            "WHERE coalesce(ls.df, 0) <> coalesce(r.df, 0)"
+        )
+    )
+    assert list(differing) == []
