@@ -18,6 +18,7 @@ from sqlalchemy import (
     delete,
     exists,
     func,
+    literal,
     not_,
     or_,
     select,
@@ -201,8 +202,10 @@ async def insert_document(
     derived_from: Sequence[UUID] | None = None,
     agent_key_id: UUID | None = None,
     agent_client_id: str | None = None,
-) -> UUID:
-    result = await conn.execute(
+) -> Document:
+    """The new row as a reply shows it, before its chunks are written (none counted yet): read
+    back from the insert itself, rather than by reading the document, content and all, again."""
+    inserted = (
         documents.insert()
         .values(
             workspace_id=workspace_id,
@@ -218,10 +221,29 @@ async def insert_document(
             agent_key_id=agent_key_id,
             agent_client_id=agent_client_id,
         )
-        .returning(documents.c.id)
+        .returning(
+            documents.c.id,
+            documents.c.title,
+            documents.c.workspace_id,
+            documents.c.owner_id,
+            documents.c.visibility,
+            documents.c.tags,
+            documents.c.source,
+            documents.c.media_type,
+            documents.c.version,
+            documents.c.created_at,
+            documents.c.updated_at,
+        )
+        .cte("inserted")
     )
-    document_id: UUID = result.scalar_one()
-    return document_id
+    result = await conn.execute(
+        select(
+            *(column for column in inserted.c if column.name != "workspace_id"),
+            workspaces.c.slug.label("workspace"),
+            literal(0).label("chunk_count"),
+        ).join_from(inserted, workspaces, workspaces.c.id == inserted.c.workspace_id)
+    )
+    return Document.model_validate(dict(result.mappings().one()))
 
 
 @dataclass(frozen=True, slots=True)

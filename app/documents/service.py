@@ -254,7 +254,7 @@ async def _create(
 
     if indexed is None:
         indexed = await _embed(embedder, data.title, data.content)
-    document_id = await queries.insert_document(
+    inserted = await queries.insert_document(
         conn,
         workspace_id=workspace_id,
         owner_id=principal.user_id,
@@ -269,6 +269,7 @@ async def _create(
         agent_key_id=principal.key_id,
         agent_client_id=principal.client_id,
     )
+    document_id = inserted.id
     await _write_chunks(
         conn,
         indexed,
@@ -289,7 +290,9 @@ async def _create(
     if data.visibility == "org":
         await index.count_in_statistics(conn, document_id)
     await _audit_agent(conn, principal, "document.create", document_id, {"title": data.title})
-    document = await _reread(conn, principal, document_id)
+    # What the reply says, without reading the document back (content and all): every field
+    # came back from the insert, and its chunks were just written.
+    document = inserted.model_copy(update={"chunk_count": len(indexed.pieces)})
     return DocumentCreated(**document.model_dump(), unchanged=False)
 
 

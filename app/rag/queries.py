@@ -229,34 +229,32 @@ async def _write_postings(conn: WriteConnection, document_id: UUID) -> None:
     await conn.execute(POSTINGS, {"document_id": document_id, "k1": BM25_K1, "b": BM25_B})
 
 
+# Both statistics in one statement (a round trip fewer for every document added, edited or
+# deleted): the document frequencies from the chunks' own lexemes (one per posting), and the
+# corpus's chunk count and total length.
+ADJUST_STATISTICS = text(
+    "WITH frequencies AS ("
+    "  INSERT INTO lexeme_stats (lexeme, df) "
+    "  SELECT t.lexeme, :sign * count(*) "
+    "  FROM chunks c CROSS JOIN LATERAL unnest(c.tsv) AS t "
+    "  WHERE c.document_id = :document_id "
+    "  GROUP BY t.lexeme ORDER BY t.lexeme "
+    "  ON CONFLICT (lexeme) DO UPDATE SET df = lexeme_stats.df + EXCLUDED.df) "
+    "UPDATE corpus_stats SET "
+    "  chunk_count = chunk_count + :sign * d.n, "
+    "  lexeme_total = lexeme_total + :sign * d.total "
+    "FROM (SELECT count(*) AS n, coalesce(sum(lexeme_count), 0) AS total "
+    "      FROM chunks WHERE document_id = :document_id) AS d"
+)
+
+
 async def adjust_statistics(conn: WriteConnection, document_id: UUID, sign: int) -> None:
     """Add (sign 1) or remove (sign -1) a document's chunks to the BM25 statistics.
 
     Only `org` documents count; the caller decides. Rows are upserted in lexeme order, so two
     concurrent ingests lock shared lexemes in the same order and cannot deadlock on them.
     """
-    params = {"document_id": document_id, "sign": sign}
-    await conn.execute(
-        text(
-            "INSERT INTO lexeme_stats (lexeme, df) "
-            "SELECT t.lexeme, :sign * count(*) "
-            "FROM chunks c CROSS JOIN LATERAL unnest(c.tsv) AS t "
-            "WHERE c.document_id = :document_id "
-            "GROUP BY t.lexeme ORDER BY t.lexeme "
-            "ON CONFLICT (lexeme) DO UPDATE SET df = lexeme_stats.df + EXCLUDED.df"
-        ),
-        params,
-    )
-    await conn.execute(
-        text(
-            "UPDATE corpus_stats SET "
-            "  chunk_count = chunk_count + :sign * d.n, "
-            "  lexeme_total = lexeme_total + :sign * d.total "
-            "FROM (SELECT count(*) AS n, coalesce(sum(lexeme_count), 0) AS total "
-            "      FROM chunks WHERE document_id = :document_id) AS d"
-        ),
-        params,
-    )
+    await conn.execute(ADJUST_STATISTICS, {"document_id": document_id, "sign": sign})
 
 
 async def delete_chunks(conn: WriteConnection, document_id: UUID) -> None:
