@@ -222,17 +222,8 @@ async def insert_document(
             agent_client_id=agent_client_id,
         )
         .returning(
-            documents.c.id,
-            documents.c.title,
             documents.c.workspace_id,
-            documents.c.owner_id,
-            documents.c.visibility,
-            documents.c.tags,
-            documents.c.source,
-            documents.c.media_type,
-            documents.c.version,
-            documents.c.created_at,
-            documents.c.updated_at,
+            *(column for column in _DOCUMENT_COLUMNS if column.table is documents),
         )
         .cte("inserted")
     )
