@@ -509,6 +509,8 @@ CREATE INDEX ix_documents_title ON public.documents USING gin (title public.gin_
 
 CREATE INDEX ix_documents_workspace_id_owner_id_content_sha256 ON public.documents USING btree (workspace_id, owner_id, content_sha256);
 
+CREATE INDEX ix_documents_workspace_id_owner_id_source ON public.documents USING btree (workspace_id, owner_id, source);
+
 CREATE INDEX ix_oauth_authorizations_expires_at ON public.oauth_authorizations USING btree (expires_at);
 
 CREATE INDEX ix_oauth_clients_unauthorized_created_at ON public.oauth_clients USING btree (created_at) WHERE (authorized_at IS NULL);

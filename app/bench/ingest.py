@@ -38,6 +38,9 @@ EMBED_BATCH = 16
 # Files converted and chunked ahead of the model, and embedded ahead of the writer: enough to
 # keep the model fed while a large file converts, few enough to bound the memory they hold.
 AHEAD = 32
+# The planner's statistics of `documents` are refreshed when a walk has written this many files,
+# then each time the count doubles (`documents_service.refresh_statistics`).
+ANALYZE_AFTER = 256
 
 
 async def ingest_paths(
@@ -135,6 +138,7 @@ async def ingest_paths(
         await embedded.put(None)
 
     async def write() -> None:
+        analyze_at = ANALYZE_AFTER
         while (item := await embedded.get()) is not None:
             prepared, vectors = item
             name = Path(prepared.source).name
@@ -149,6 +153,10 @@ async def ingest_paths(
             report.counts[outcome] += 1
             report.chunks += document.chunk_count if outcome != "unchanged" else 0
             advance(f"{outcome}: {name}")
+            if report.counts["added"] + report.counts["updated"] == analyze_at:
+                async with db.write() as conn:
+                    await documents_service.refresh_statistics(conn)
+                analyze_at *= 2
 
     await _all_or_none([prepare() for _ in range(preparers)] + [embed(), write()])
     return report

@@ -188,6 +188,8 @@ documents = Table(
     _updated_at(),
     CheckConstraint("visibility IN ('org', 'private')", name="visibility"),
     Index(None, "workspace_id", "owner_id", "content_sha256"),
+    # A file's document, found by where it came from (a re-upload, a folder walk): migration 0020.
+    Index(None, "workspace_id", "owner_id", "source"),
     Index(None, "owner_id"),
     Index(None, "tags", postgresql_using="gin"),
     Index(None, "title", postgresql_using="gin", postgresql_ops={"title": "gin_trgm_ops"}),

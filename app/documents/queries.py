@@ -22,6 +22,7 @@ from sqlalchemy import (
     not_,
     or_,
     select,
+    text,
     true,
     update,
 )
@@ -158,6 +159,11 @@ async def find_same_content(
         documents.c.content_sha256 == content_sha256,
     )
     return (await conn.execute(statement.limit(1))).scalar()
+
+
+async def analyze_documents(conn: WriteConnection) -> None:
+    """Fresh planner statistics of `documents`."""
+    await conn.execute(text("ANALYZE documents"))
 
 
 async def find_by_source(

@@ -8,8 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import pytest
 from sqlalchemy import text
 
+from app.bench import ingest
 from app.bench.ingest import ingest_paths
 from app.config import Settings
 from app.db.engine import Database
@@ -17,7 +19,7 @@ from app.documents.convert import Converted
 from app.documents.worker import Converter
 from app.rag.embeddings.base import EmbeddingError
 from app.rag.embeddings.hash import HashEmbedder
-from tests.support import make_settings, migrated_database
+from tests.support import eventually, make_settings, migrated_database
 
 
 class CountingConverter(Converter):
@@ -57,8 +59,14 @@ class RecordingEmbedder(HashEmbedder):
 
 
 async def test_files_share_embedding_calls_and_a_failing_file_fails_alone(
-    settings: Settings, server_url: str, data_dir: Path, tmp_path: Path
+    settings: Settings,
+    server_url: str,
+    data_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # The planner's statistics are refreshed after 4 files written, then after 8 (not 16).
+    monkeypatch.setattr(ingest, "ANALYZE_AFTER", 4)
     files = []
     for i in range(12):
         path = tmp_path / f"note-{i:02d}.md"
@@ -89,6 +97,17 @@ async def test_files_share_embedding_calls_and_a_failing_file_fails_alone(
             tags=[],
             advance=labels.append,
         )
+
+        async def analyzed_twice() -> bool:
+            async with db.read() as conn:
+                count = await conn.execute(
+                    text(
+                        "SELECT analyze_count FROM pg_stat_user_tables WHERE relname = 'documents'"
+                    )
+                )
+                return bool(count.scalar_one() == 2)
+
+        await eventually(analyzed_twice, "documents analyzed after 4 and 8 files")
         async with db.read() as conn:
             titles = sorted(
                 row.title for row in await conn.execute(text("SELECT title FROM documents"))
