@@ -310,8 +310,9 @@ class SearchParams:
     postings_per_term: int
     min_similarity: float
     min_coverage: float
-    dense_weight: float
-    keyword_weight: float
+    # The dense share's factor (`retrieval.Tuning.named_dense_factor`: less for a query that
+    # names an identifier); the share itself follows the halves' confidence (`_FUSE_HYBRID`).
+    dense_factor: float = 1.0
     k1: float = BM25_K1
     b: float = BM25_B
     repeats: bool = True
@@ -422,7 +423,10 @@ keyword AS (
     ORDER BY bm25 DESC, chunk_id
     LIMIT :keyword_depth
   ) best
-)"""
+),
+-- The query's attainable BM25: every lexeme's numerator, the score of a chunk that said each
+-- without end; the fusion weighs the keyword half by how much of it its best hit reaches.
+attainable AS (SELECT sum(weight) AS bm25 FROM terms)"""
 
 _COLUMNS = """
 SELECT c.id AS chunk_id, c.document_id, d.title, w.slug AS workspace, c.heading_path, c.text,
@@ -478,19 +482,31 @@ def _result(*, with_filters: bool, rescope: bool) -> str:
 
 
 # Each half's score scaled to its own candidates (the similarity from the list's worst to its
-# best; BM25 as a share of the best), then weighed (`retrieval.Tuning.dense_share`). A half
-# whose best stands far above the rest keeps that lead; a candidate missing from a half scores
-# 0 there. A lone candidate, or a list of equals, is its half's best: 1.
+# best; BM25 as a share of the best), then weighed: a half whose best stands far above the rest
+# keeps that lead; a candidate missing from a half scores 0 there. A lone candidate, or a list of
+# equals, is its half's best: 1. The dense half's share is how sure it is, times what the
+# keyword half leaves open (`retrieval.Tuning`): its best similarity above the floor as a share
+# of the most it could be, times 1 minus the keyword half's best BM25 as a share of the query's
+# attainable BM25. A half with no candidate is sure of nothing: all the weight goes to the
+# other's list, and the score of a hit that is best in both halves stays 1.
 _FUSE_HYBRID = """
 dense_range AS (SELECT min(similarity) AS lo, max(similarity) AS hi FROM dense),
 keyword_best AS (SELECT max(bm25) AS hi FROM keyword),
+share AS (
+  SELECT CASE WHEN kb.hi IS NULL THEN 1
+              ELSE :dense_factor
+                   * greatest(coalesce(dr.hi, :min_similarity) - :min_similarity, 0)
+                   / greatest(1 - :min_similarity, 1e-9)
+                   * (1 - coalesce(least(kb.hi / nullif(a.bm25, 0), 1), 0)) END AS dense
+  FROM dense_range dr CROSS JOIN keyword_best kb CROSS JOIN attainable a
+),
 fused AS (
   SELECT coalesce(d.id, k.id) AS id, d.rank AS vec_rank, k.rank AS kw_rank, d.similarity,
-         :dense_weight * coalesce((d.similarity - dr.lo) / nullif(dr.hi - dr.lo, 0),
-                                  CASE WHEN d.id IS NULL THEN 0 ELSE 1 END)
-           + :keyword_weight * coalesce(k.bm25 / nullif(kb.hi, 0), 0) AS score
+         s.dense * coalesce((d.similarity - dr.lo) / nullif(dr.hi - dr.lo, 0),
+                            CASE WHEN d.id IS NULL THEN 0 ELSE 1 END)
+           + (1 - s.dense) * coalesce(k.bm25 / nullif(kb.hi, 0), 0) AS score
   FROM dense d FULL OUTER JOIN keyword k ON k.id = d.id
-  CROSS JOIN dense_range dr CROSS JOIN keyword_best kb
+  CROSS JOIN dense_range dr CROSS JOIN keyword_best kb CROSS JOIN share s
   WHERE d.id IS NOT NULL OR k.coverage >= :min_coverage
 )"""
 
@@ -552,7 +568,7 @@ _PARAMETER_TYPES: dict[str, Any] = {
     "keyword_ranks": ARRAY(BigInteger()),
     "keyword_bm25": ARRAY(Float()),
     **dict.fromkeys(
-        ["k1", "b", "dense_weight", "keyword_weight", "min_similarity", "min_coverage"],
+        ["k1", "b", "dense_factor", "min_similarity", "min_coverage", "keyword_attainable"],
         Float(),
     ),
 }
@@ -633,10 +649,7 @@ def _values(params: SearchParams) -> dict[str, Any]:
             "b": params.b,
         }
     if params.embedding is not None and params.use_keyword:
-        values |= {
-            "dense_weight": params.dense_weight,
-            "keyword_weight": params.keyword_weight,
-        }
+        values |= {"dense_factor": params.dense_factor}
     return values
 
 
@@ -677,7 +690,12 @@ def _hits(rows: Any) -> list[SearchHit]:
 # the one statement above, so the same hits (tests/rag/test_halves_apart.py).
 
 _DENSE_HALF = "WITH " + _DENSE + "\nSELECT id, similarity AS score, rank FROM dense"
-_KEYWORD_HALF = "WITH " + _KEYWORD + "\nSELECT id, coverage AS score, rank, bm25 FROM keyword"
+_KEYWORD_HALF = (
+    "WITH "
+    + _KEYWORD
+    + "\nSELECT id, coverage AS score, rank, bm25, (SELECT bm25 FROM attainable) AS attainable "
+    + "FROM keyword"
+)
 
 _HALVES_GIVEN = """
 dense AS (
@@ -688,18 +706,21 @@ keyword AS (
   SELECT * FROM unnest(CAST(:keyword_ids AS uuid[]), CAST(:keyword_scores AS float8[]),
                        CAST(:keyword_ranks AS bigint[]), CAST(:keyword_bm25 AS float8[]))
     AS h(id, coverage, rank, bm25)
-)"""
+),
+attainable AS (SELECT CAST(:keyword_attainable AS float8) AS bm25)"""
 
 
 @dataclass(frozen=True, slots=True)
 class Half:
     """One half's ranking: chunk ids best first, with their similarity (dense) or idf
-    coverage (keyword), their ranks, and (keyword) their BM25 scores, which fusion weighs."""
+    coverage (keyword), their ranks, and (keyword) their BM25 scores, which fusion weighs, and
+    the query's attainable BM25, which weighs the half."""
 
     ids: list[UUID]
     scores: list[float]
     ranks: list[int]
     bm25: list[float] = field(default_factory=list)
+    attainable: float = 0.0
 
 
 async def _half(conn: ReadConnection, sql: str, values: dict[str, Any]) -> Half:
@@ -709,6 +730,7 @@ async def _half(conn: ReadConnection, sql: str, values: dict[str, Any]) -> Half:
         scores=[float(row.score) for row in rows],
         ranks=[int(row.rank) for row in rows],
         bm25=[float(row.bm25) for row in rows if "bm25" in row._fields],
+        attainable=float(rows[0].attainable) if rows and "attainable" in rows[0]._fields else 0.0,
     )
 
 
@@ -738,6 +760,7 @@ async def fuse(
         "keyword_scores": keyword.scores,
         "keyword_ranks": keyword.ranks,
         "keyword_bm25": keyword.bm25,
+        "keyword_attainable": keyword.attainable,
     }
     sql = (
         "WITH "

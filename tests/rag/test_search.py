@@ -341,8 +341,6 @@ async def test_the_plan_uses_the_hnsw_and_postings_indexes(
         postings_per_term=1000,
         min_similarity=0.0,
         min_coverage=0.0,
-        dense_weight=0.35,
-        keyword_weight=0.65,
     )
     plan = await queries.explain(ReadConnection(conn), params)
     assert "ix_chunks_embedding_hnsw" in plan
