@@ -7,8 +7,9 @@ best chunk, 300 chunks deep; nDCG@10 and recall@100 by `app.bench.metrics.summar
         var/dumps/codedocs.json [--only NAME ...]
 
 Prints, for each fusion in `FUSIONS`, nDCG@10 (recall@100) on each dump. A replica, not the
-product: its figures for the product's fusion come within a few thousandths of `corpus eval`'s
-(equal scores may break otherwise where the product's order falls to random chunk ids).
+product: equal scores break by chunk id here and by the document's age there, so a collection of
+near-copies may differ in the fourth decimal; the kept fusion read the same figures as
+`corpus eval` on SciFact, CISI and codedocs (docs/BENCHMARKS.md).
 """
 
 from __future__ import annotations
