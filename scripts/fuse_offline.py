@@ -272,6 +272,18 @@ def whole(query: Query) -> Ranked:
     return fused(widened, named(query, share), keyword_scaled=scaled)
 
 
+def bounded(query: Query) -> Ranked:
+    """The kept weights, a dense-only candidate given the keyword list's last score (the most
+    its BM25 can be when the list is full) rather than 0."""
+    keyword = share_of_best([h.bm25 for h in query.keyword])
+    last = keyword[-1] if len(keyword) >= CHUNKS else 0.0
+    listed = {h.chunk for h in query.keyword}
+    extra = [Keyword(h.chunk, h.doc, 0.0, 1.0) for h in query.dense if h.chunk not in listed]
+    widened = replace(query, keyword=query.keyword + extra)
+    share = dense_confidence(query) * (1 - keyword_confidence(query))
+    return fused(widened, named(query, share), keyword_scaled=keyword + [last] * len(extra))
+
+
 FUSIONS: dict[str, Fusion] = {
     "dense": dense_mode,
     "keyword": keyword_mode,
@@ -285,6 +297,10 @@ FUSIONS: dict[str, Fusion] = {
     "kept: dense confidence x (1 - keyword confidence)": confident,
     **{f"kept, similarity over a span of {s}": spanned(s) for s in (0.2, 0.3)},
     "kept, every candidate scored by both halves": whole,
+    "kept, a dense-only candidate at the keyword list's last score": bounded,
+    "kept, identifiers not weighed apart": lambda query: fused(
+        query, dense_confidence(query) * (1 - keyword_confidence(query))
+    ),
 }
 
 
