@@ -38,14 +38,14 @@ class Tuning:
     # what the keyword half leaves open, 1 minus its best BM25 as a share of the query's
     # attainable BM25 (every lexeme matched without end). No constant share is right on every
     # collection: codedocs' identifier queries want the dense half near silent (keyword 0.9180
-    # nDCG@10, hybrid 0.9217 at a share of 0.02, 0.9098 at 0.3), SciFact and CISI want it near
-    # 0.4 (0.7385 and 0.4570 there). The half's best tells them apart: the keyword half matches
-    # a codedocs query almost whole (median 0.61 of its attainable BM25; SciFact 0.37, CISI
-    # 0.21), the dense half is surer on prose (best similarity 0.66 / 0.67 / 0.50). Over both
-    # halves' dumped candidates (scripts/fuse_offline.py), nDCG@10 SciFact / CISI / codedocs:
-    # this rule 0.7383 / 0.4523 / 0.9195; ADR 0033's constant share of 0.35 0.7346 / 0.4483 /
-    # 0.9078; 0.8 × the dense confidence alone 0.7393 / 0.4571 /
-    # 0.9178 (docs/BENCHMARKS.md).
+    # nDCG@10; hybrid 0.9216 at a share of 0.02, 0.9122 at 0.3), SciFact and CISI want it near
+    # 0.4 (0.7385 and 0.4570 there). The halves' best hits tell them apart: the keyword half's
+    # matches a codedocs query almost whole (a median 0.61 of its attainable BM25; SciFact 0.37,
+    # CISI 0.21), and the dense half's stands higher on prose (a median best similarity of 0.66
+    # on SciFact, 0.67 on CISI, 0.50 on codedocs). Over both halves' dumped candidates
+    # (scripts/fuse_offline.py), nDCG@10 SciFact / CISI / codedocs: this rule 0.7383 / 0.4523 /
+    # 0.9195; ADR 0033's constant share of 0.35 0.7346 / 0.4483 / 0.9078; 0.8 × the dense
+    # confidence alone 0.7393 / 0.4571 / 0.9178 (docs/BENCHMARKS.md, ADR 0036).
     #
     # The dense share's factor when the query names an identifier (a path, a dotted or
     # snake-case name, a flag: `identifiers.lexable` finds names in it): an exact name is
