@@ -1,6 +1,8 @@
-"""Dump each query's two halves (dense similarity, BM25 score and idf coverage, top 200 each) on
-a collection ingested through the product, so that fusion functions can be compared offline on
-the same candidates (scripts/fuse_offline.py).
+"""Dump each query's two halves on a collection ingested through the product, so that fusion
+functions can be compared offline on the same candidates (scripts/fuse_offline.py): the dense
+half's top 300 (similarity) and the keyword half's (BM25 and idf coverage), as `corpus eval`
+reads them; the query's lexemes as the keyword half weighs them; and each half's score for the
+other half's candidates.
 
     CORPUS_DATA_DIR=var/eval .venv/bin/python scripts/dump_halves.py --data codedocs --out x.json
 
@@ -17,7 +19,10 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from sqlalchemy import text
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import bindparam, text
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 
 from app.bench.cache import CachingEmbedder
 from app.bench.evaluation import (
@@ -34,12 +39,33 @@ from app.db import embedded
 from app.rag import queries, retrieval
 from app.rag.embeddings import make_embedder
 
-DEPTH = 200
+# The evaluation's depth: `corpus eval` ranks documents from 300 chunks (its top 100 × 3), so
+# each half reads 300 candidates there, and the dense half's min-max runs over them.
+DEPTH = 300
 _KEYWORD_SCORES = (
     "WITH "
     + queries._KEYWORD
     + "\nSELECT chunk_id AS id, bm25, coverage FROM keyword_scores ORDER BY bm25 DESC, chunk_id "
     + "LIMIT :keyword_depth"
+)
+# The query's lexemes as the keyword half weighs them (idf, BM25's numerator, and whether it
+# counts towards coverage), for fusions that judge how much of the query a hit matches.
+# Each half's score for the other half's candidates (a candidate missing from a half's top list
+# still has a similarity, and a BM25 score, possibly 0), for fusions that score the union whole.
+_SIMILARITY = (
+    "SELECT id, 1 - (embedding <=> CAST(:embedding AS vector)) AS similarity FROM chunks "
+    "WHERE id = ANY(CAST(:ids AS uuid[]))"
+)
+_BM25_OF = (
+    "WITH "
+    + queries._KEYWORD
+    + "\nSELECT x.chunk_id AS id,"
+    + " sum(t.weight * x.tf / (x.tf + norm.base + norm.per_lexeme * x.dl)) AS bm25"
+    + " FROM terms t CROSS JOIN norm JOIN chunk_terms x ON x.lexeme = t.lexeme"
+    + " WHERE x.chunk_id = ANY(CAST(:ids AS uuid[])) GROUP BY x.chunk_id"
+)
+_TERMS = (
+    "WITH " + queries._KEYWORD + "\nSELECT lexeme, idf, weight, covers FROM terms ORDER BY lexeme"
 )
 
 
@@ -83,17 +109,40 @@ async def main(folder: Path, out: Path) -> None:
                         await queries.size_vector_search(conn, DEPTH)
                         if mode == "hybrid":
                             dense = await queries.dense_half(conn, params)
+                            dense_ids = dense.ids
                             entry["dense"] = [
                                 [str(i), chunk_doc[str(i)], s]
                                 for i, s in zip(dense.ids, dense.scores, strict=True)
                             ]
-                            entry["identifier"] = params.dense_weight != tuning.dense_share
+                            entry["identifier"] = params.dense_factor != 1.0
                         values = queries._values(params)
+                        if mode == "keyword":
+                            terms = (await conn.execute(queries._clause(_TERMS), values)).all()
+                            entry["terms"] = [
+                                [r.lexeme, float(r.idf), float(r.weight), bool(r.covers)]
+                                for r in terms
+                            ]
                         found = (await conn.execute(queries._clause(_KEYWORD_SCORES), values)).all()
+                        keyword_ids = [r.id for r in found]
                         entry[f"{mode}_bm25"] = [
                             [str(r.id), chunk_doc[str(r.id)], float(r.bm25), float(r.coverage)]
                             for r in found
                         ]
+                async with db.read() as conn:
+                    sims = await conn.execute(
+                        text(_SIMILARITY).bindparams(
+                            bindparam("embedding", type_=Vector()),
+                            bindparam("ids", type_=ARRAY(PG_UUID(as_uuid=True))),
+                        ),
+                        {"embedding": vector, "ids": keyword_ids},
+                    )
+                    entry["keyword_similarity"] = {str(r.id): float(r.similarity) for r in sims}
+                    values = queries._values(params) | {"ids": dense_ids}
+                    clause = queries._clause(_BM25_OF).bindparams(
+                        bindparam("ids", type_=ARRAY(PG_UUID(as_uuid=True)))
+                    )
+                    bm25 = await conn.execute(clause, values)
+                    entry["dense_bm25"] = {str(r.id): float(r.bm25) for r in bm25}
                 dumped.append(entry)
                 if n % 50 == 0:
                     progress("dump", n, len(dataset.queries))

@@ -37,8 +37,7 @@ from app.rag.schemas import SearchMode
 BASE = DEFAULT_TUNING
 VARIANTS: list[tuple[str, SearchMode, Tuning]] = [
     ("hybrid", "hybrid", BASE),
-    ("hybrid dense share 0.3", "hybrid", replace(BASE, dense_share=0.3)),
-    ("hybrid dense share 0.4", "hybrid", replace(BASE, dense_share=0.4)),
+    ("hybrid, identifiers not weighed apart", "hybrid", replace(BASE, named_dense_factor=1.0)),
     ("hybrid dense depth 200", "hybrid", replace(BASE, dense_depth=200, keyword_depth=200)),
     ("hybrid postings 500", "hybrid", replace(BASE, postings_per_term=500)),
     ("hybrid fewer postings for common lexemes", "hybrid", replace(BASE, postings_by_idf=True)),

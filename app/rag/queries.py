@@ -347,8 +347,9 @@ class SearchParams:
     postings_per_term: int
     min_similarity: float
     min_coverage: float
-    dense_weight: float
-    keyword_weight: float
+    # The dense share's factor (`retrieval.Tuning.named_dense_factor`: less for a query that
+    # names an identifier); the share itself follows the halves' confidence (`_FUSE_HYBRID`).
+    dense_factor: float = 1.0
     k1: float = BM25_K1
     b: float = BM25_B
     repeats: bool = True
@@ -368,7 +369,9 @@ _SCOPE = (
 
 _DENSE = f"""
 dense AS (
-  SELECT id, 1 - distance AS similarity, row_number() OVER (ORDER BY distance, id) AS rank
+  -- Equals share a rank (the same text is the same vector): the order among them is the
+  -- result's (`_result`), and a rank must not say otherwise.
+  SELECT id, 1 - distance AS similarity, rank() OVER (ORDER BY distance) AS rank
   FROM (
     -- The distance once per row: where the planner scans every chunk (a small corpus), each
     -- computation reads the row's vector again.
@@ -450,16 +453,19 @@ keyword_scores AS (
   GROUP BY p.chunk_id
 ),
 -- The top chunks first (a top-N sort), then their ranks: numbering every matching chunk
--- sorted thousands of them in full.
+-- sorted thousands of them in full. Equal scores share a rank, as in the dense half.
 keyword AS (
-  SELECT id, coverage, bm25, row_number() OVER (ORDER BY bm25 DESC, id) AS rank
+  SELECT id, coverage, bm25, rank() OVER (ORDER BY bm25 DESC) AS rank
   FROM (
     SELECT chunk_id AS id, coverage, bm25
     FROM keyword_scores
     ORDER BY bm25 DESC, chunk_id
     LIMIT :keyword_depth
   ) best
-)"""
+),
+-- The query's attainable BM25: every lexeme's numerator, the score of a chunk that said each
+-- without end; the fusion weighs the keyword half by how much of it its best hit reaches.
+attainable AS (SELECT sum(weight) AS bm25 FROM terms)"""
 
 _COLUMNS = """
 SELECT c.id AS chunk_id, c.document_id, d.title, w.slug AS workspace, c.heading_path, c.text,
@@ -487,7 +493,7 @@ WHERE (CAST(:tags AS text[]) IS NULL OR d.tags && CAST(:tags AS text[]))
           = CAST(:stale AS boolean))
   AND NOT EXISTS (SELECT 1 FROM unnest(CAST(:phrases AS text[])) AS p(phrase)
                   WHERE NOT c.tsv @@ phraseto_tsquery('{config}', p.phrase))
-ORDER BY f.score DESC, f.similarity DESC NULLS LAST, c.id
+ORDER BY f.score DESC, f.similarity DESC NULLS LAST, d.created_at, c.ordinal, c.id
 LIMIT :limit""".replace("{config}", TS_CONFIG)
 
 
@@ -501,7 +507,10 @@ def _result(*, with_filters: bool, rescope: bool) -> str:
     # Equal fused scores are common (rank 3 in one half only, in either half), and the random
     # chunk id that broke them changed the top 10 from one ingest of a corpus to the next:
     # SciFact hybrid 0.7205-0.7238 nDCG@10 over three runs of the same code. The vector match's
-    # similarity breaks them first; it is the finer of the two halves' evidence.
+    # similarity breaks them first; it is the finer of the two halves' evidence. Then the older
+    # document, and the chunk's place in it: near-copies (one README vendored in two packages)
+    # score alike in both halves, and their ids moved codedocs' keyword nDCG@10 between 0.9179
+    # and 0.9180 from one ingest to the next.
     joins = _JOINS.replace("{rescope}", " AND " + _SCOPE.replace("x.", "c.") if rescope else "")
     if with_filters:
         return _COLUMNS + "\nFROM fused f" + joins + _FILTERED
@@ -510,24 +519,36 @@ def _result(*, with_filters: bool, rescope: bool) -> str:
         + "\nFROM (SELECT * FROM fused ORDER BY score DESC, similarity DESC NULLS LAST, id "
         + "LIMIT :limit) f"
         + joins
-        + "\nORDER BY f.score DESC, f.similarity DESC NULLS LAST, c.id"
+        + "\nORDER BY f.score DESC, f.similarity DESC NULLS LAST, d.created_at, c.ordinal, c.id"
     )
 
 
 # Each half's score scaled to its own candidates (the similarity from the list's worst to its
-# best; BM25 as a share of the best), then weighed (`retrieval.Tuning.dense_share`). A half
-# whose best stands far above the rest keeps that lead; a candidate missing from a half scores
-# 0 there. A lone candidate, or a list of equals, is its half's best: 1.
+# best; BM25 as a share of the best), then weighed: a half whose best stands far above the rest
+# keeps that lead; a candidate missing from a half scores 0 there. A lone candidate, or a list of
+# equals, is its half's best: 1. The dense half's share is how sure it is, times what the
+# keyword half leaves open (`retrieval.Tuning`): its best similarity above the floor as a share
+# of the most it could be, times 1 minus the keyword half's best BM25 as a share of the query's
+# attainable BM25. A half with no candidate is sure of nothing: all the weight goes to the
+# other's list, and the score of a hit that is best in both halves stays 1.
 _FUSE_HYBRID = """
 dense_range AS (SELECT min(similarity) AS lo, max(similarity) AS hi FROM dense),
 keyword_best AS (SELECT max(bm25) AS hi FROM keyword),
+share AS (
+  SELECT CASE WHEN kb.hi IS NULL THEN 1
+              ELSE :dense_factor
+                   * greatest(coalesce(dr.hi, :min_similarity) - :min_similarity, 0)
+                   / greatest(1 - :min_similarity, 1e-9)
+                   * (1 - coalesce(least(kb.hi / nullif(a.bm25, 0), 1), 0)) END AS dense
+  FROM dense_range dr CROSS JOIN keyword_best kb CROSS JOIN attainable a
+),
 fused AS (
   SELECT coalesce(d.id, k.id) AS id, d.rank AS vec_rank, k.rank AS kw_rank, d.similarity,
-         :dense_weight * coalesce((d.similarity - dr.lo) / nullif(dr.hi - dr.lo, 0),
-                                  CASE WHEN d.id IS NULL THEN 0 ELSE 1 END)
-           + :keyword_weight * coalesce(k.bm25 / nullif(kb.hi, 0), 0) AS score
+         s.dense * coalesce((d.similarity - dr.lo) / nullif(dr.hi - dr.lo, 0),
+                            CASE WHEN d.id IS NULL THEN 0 ELSE 1 END)
+           + (1 - s.dense) * coalesce(k.bm25 / nullif(kb.hi, 0), 0) AS score
   FROM dense d FULL OUTER JOIN keyword k ON k.id = d.id
-  CROSS JOIN dense_range dr CROSS JOIN keyword_best kb
+  CROSS JOIN dense_range dr CROSS JOIN keyword_best kb CROSS JOIN share s
   WHERE d.id IS NOT NULL OR k.coverage >= :min_coverage
 )"""
 
@@ -538,10 +559,12 @@ fused AS (
   FROM dense
 )"""
 
+# BM25 as a share of the best, as the hybrid scales it: equal scores stay equal, and the result's
+# order breaks their tie (`_result`), where a reciprocal rank broke it by the random id.
 _FUSE_KEYWORD = """
 fused AS (
   SELECT k.id, NULL::bigint AS vec_rank, k.rank AS kw_rank, NULL::float8 AS similarity,
-         1.0 / k.rank AS score
+         coalesce(k.bm25 / nullif((SELECT max(bm25) FROM keyword), 0), 0) AS score
   FROM keyword k
   WHERE k.coverage >= :min_coverage
 )"""
@@ -589,7 +612,7 @@ _PARAMETER_TYPES: dict[str, Any] = {
     "keyword_ranks": ARRAY(BigInteger()),
     "keyword_bm25": ARRAY(Float()),
     **dict.fromkeys(
-        ["k1", "b", "dense_weight", "keyword_weight", "min_similarity", "min_coverage"],
+        ["k1", "b", "dense_factor", "min_similarity", "min_coverage", "keyword_attainable"],
         Float(),
     ),
 }
@@ -670,10 +693,7 @@ def _values(params: SearchParams) -> dict[str, Any]:
             "b": params.b,
         }
     if params.embedding is not None and params.use_keyword:
-        values |= {
-            "dense_weight": params.dense_weight,
-            "keyword_weight": params.keyword_weight,
-        }
+        values |= {"dense_factor": params.dense_factor}
     return values
 
 
@@ -714,7 +734,12 @@ def _hits(rows: Any) -> list[SearchHit]:
 # the one statement above, so the same hits (tests/rag/test_halves_apart.py).
 
 _DENSE_HALF = "WITH " + _DENSE + "\nSELECT id, similarity AS score, rank FROM dense"
-_KEYWORD_HALF = "WITH " + _KEYWORD + "\nSELECT id, coverage AS score, rank, bm25 FROM keyword"
+_KEYWORD_HALF = (
+    "WITH "
+    + _KEYWORD
+    + "\nSELECT id, coverage AS score, rank, bm25, (SELECT bm25 FROM attainable) AS attainable "
+    + "FROM keyword"
+)
 
 _HALVES_GIVEN = """
 dense AS (
@@ -725,18 +750,21 @@ keyword AS (
   SELECT * FROM unnest(CAST(:keyword_ids AS uuid[]), CAST(:keyword_scores AS float8[]),
                        CAST(:keyword_ranks AS bigint[]), CAST(:keyword_bm25 AS float8[]))
     AS h(id, coverage, rank, bm25)
-)"""
+),
+attainable AS (SELECT CAST(:keyword_attainable AS float8) AS bm25)"""
 
 
 @dataclass(frozen=True, slots=True)
 class Half:
     """One half's ranking: chunk ids best first, with their similarity (dense) or idf
-    coverage (keyword), their ranks, and (keyword) their BM25 scores, which fusion weighs."""
+    coverage (keyword), their ranks, and (keyword) their BM25 scores, which fusion weighs, and
+    the query's attainable BM25, which weighs the half."""
 
     ids: list[UUID]
     scores: list[float]
     ranks: list[int]
     bm25: list[float] = field(default_factory=list)
+    attainable: float = 0.0
 
 
 async def _half(conn: ReadConnection, sql: str, values: dict[str, Any]) -> Half:
@@ -746,6 +774,7 @@ async def _half(conn: ReadConnection, sql: str, values: dict[str, Any]) -> Half:
         scores=[float(row.score) for row in rows],
         ranks=[int(row.rank) for row in rows],
         bm25=[float(row.bm25) for row in rows if "bm25" in row._fields],
+        attainable=float(rows[0].attainable) if rows and "attainable" in rows[0]._fields else 0.0,
     )
 
 
@@ -775,6 +804,7 @@ async def fuse(
         "keyword_scores": keyword.scores,
         "keyword_ranks": keyword.ranks,
         "keyword_bm25": keyword.bm25,
+        "keyword_attainable": keyword.attainable,
     }
     sql = (
         "WITH "

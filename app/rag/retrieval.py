@@ -32,18 +32,26 @@ class Tuning:
     keyword_depth: int = 100
     postings_per_term: int = 1000
     # Fusion: each half's scores scaled to its own list (the dense similarity by min-max over
-    # its candidates, BM25 by its best score), then a weighted sum with the dense half weighing
-    # `dense_share`. Reciprocal ranks (RRF, k 60) threw the scores away: a half sure of one hit
-    # and a half with a flat list counted alike, and hybrid stayed below a half on CISI (dense)
-    # and codedocs (keyword). Over the two halves' dumped candidates (scripts/dump_halves.py),
-    # nDCG@10 SciFact / CISI / codedocs: RRF 0.7199 / 0.4298 / 0.811; scores at a dense share of
-    # 0.3 0.7303 / 0.4470 / 0.9119, 0.35 0.7369 / 0.4601 / 0.9071, 0.4 0.7356 / 0.4598 / 0.8956
-    # (docs/BENCHMARKS.md).
-    dense_share: float = 0.35
-    # The dense share when the query names an identifier (a path, a dotted or snake-case name,
-    # a flag: `identifiers.lexable` finds names in it): an exact name is evidence the vector
-    # cannot read, so the keyword half weighs more (it weighed twice under RRF, ADR 0028).
-    identifier_dense_share: float = 0.175
+    # its candidates, BM25 by its best score), then a weighted sum whose dense share follows how
+    # sure each half is for this query (`queries._FUSE_HYBRID`): the dense half's confidence,
+    # its best similarity above the relevance floor as a share of the most it could be, times
+    # what the keyword half leaves open, 1 minus its best BM25 as a share of the query's
+    # attainable BM25 (every lexeme matched without end). No constant share is right on every
+    # collection: codedocs' identifier queries want the dense half near silent (keyword 0.9180
+    # nDCG@10; hybrid 0.9216 at a share of 0.02, 0.9122 at 0.3), SciFact and CISI want it near
+    # 0.4 (0.7385 and 0.4570 there). The halves' best hits tell them apart: the keyword half's
+    # matches a codedocs query almost whole (a median 0.61 of its attainable BM25; SciFact 0.37,
+    # CISI 0.21), and the dense half's stands higher on prose (a median best similarity of 0.66
+    # on SciFact, 0.67 on CISI, 0.50 on codedocs). Over both halves' dumped candidates
+    # (scripts/fuse_offline.py), nDCG@10 SciFact / CISI / codedocs: this rule 0.7383 / 0.4523 /
+    # 0.9195; ADR 0033's constant share of 0.35 0.7346 / 0.4483 / 0.9078; 0.8 × the dense
+    # confidence alone 0.7393 / 0.4571 / 0.9178 (docs/BENCHMARKS.md, ADR 0036).
+    #
+    # The dense share's factor when the query names an identifier (a path, a dotted or
+    # snake-case name, a flag: `identifiers.lexable` finds names in it): an exact name is
+    # evidence the vector cannot read (ADR 0028); codedocs 0.9189 -> 0.9195, SciFact and CISI
+    # within 0.0004.
+    named_dense_factor: float = 0.5
     # A keyword-only hit must cover this share of the query's lexemes, weighted by idf. In
     # hybrid mode half: on SciFact it costs 0.002 nDCG@10 against no floor, and leaves 11 of 30
     # off-topic questions answered instead of 28 at 0.2. In keyword mode, where every hit is
@@ -127,7 +135,6 @@ def search_params(
         tags or quoted or document_ids is not None or stale is not None
     )
     named = bool(identifiers.lexable(query).wholes)
-    share = tuning.identifier_dense_share if named else tuning.dense_share
     return queries.SearchParams(
         query=query,
         embedding=embedding,
@@ -147,8 +154,7 @@ def search_params(
         repeats=tuning.repeats == "always" or (tuning.repeats == "passages" and is_passage(query)),
         postings_by_idf=tuning.postings_by_idf and mode == "hybrid",
         coverage_terms=tuning.coverage_terms,
-        dense_weight=share,
-        keyword_weight=1 - share,
+        dense_factor=tuning.named_dense_factor if named else 1.0,
         k1=tuning.bm25_k1,
         b=tuning.bm25_b,
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -337,37 +337,96 @@ async def test_the_search_endpoint_reads_its_halves_apart(corpus: Corpus) -> Non
     assert side.opened == 1
 
 
+async def _two_chunks(conn: ReadConnection) -> tuple[UUID, UUID]:
+    # Two chunks anyone may see: the fusion checks each hit's scope again.
+    rows = (
+        await conn.execute(
+            text("SELECT id FROM chunks WHERE private_owner_id IS NULL ORDER BY id LIMIT 2")
+        )
+    ).all()
+    return rows[0].id, rows[1].id
+
+
+async def _params(corpus: Corpus, query: str) -> rag_queries.SearchParams:
+    return retrieval.search_params(
+        query,
+        await corpus.embedder.embed_query(query),
+        corpus.settings,
+        mode="hybrid",
+        caller_id=None,
+        workspace_ids=None,
+        tags=None,
+        limit=10,
+    )
+
+
 async def test_a_tie_in_the_fused_score_goes_to_the_hit_with_a_vector_match(
     corpus: Corpus,
 ) -> None:
     # One chunk first in the dense half only, another first in the keyword half only, the halves
-    # weighed alike: the same fused score. The chunk with a similarity wins, whichever id sorts
+    # weighed alike (a similarity of 1 and a BM25 of half the attainable one: a dense share of
+    # 1 × 0.5): the same fused score. The chunk with a similarity wins, whichever id sorts
     # first, so the same corpus ingested twice (new random ids) ranks the same.
     async with corpus.db.read() as conn:
-        # Two chunks anyone may see: the fusion checks each hit's scope again.
-        rows = (
-            await conn.execute(
-                text("SELECT id FROM chunks WHERE private_owner_id IS NULL ORDER BY id LIMIT 2")
-            )
-        ).all()
-        low, high = rows[0].id, rows[1].id
-        params = retrieval.search_params(
-            "release",
-            await corpus.embedder.embed_query("release"),
-            corpus.settings,
-            mode="hybrid",
-            caller_id=None,
-            workspace_ids=None,
-            tags=None,
-            limit=10,
-            tuning=replace(retrieval.DEFAULT_TUNING, dense_share=0.5),
-        )
+        low, high = await _two_chunks(conn)
+        params = await _params(corpus, "release")
         for near, keyword_only in ((low, high), (high, low)):
             hits = await rag_queries.fuse(
                 conn,
                 params,
-                rag_queries.Half(ids=[near], scores=[0.5], ranks=[1]),
-                rag_queries.Half(ids=[keyword_only], scores=[1.0], ranks=[1], bm25=[3.0]),
+                rag_queries.Half(ids=[near], scores=[1.0], ranks=[1]),
+                rag_queries.Half(
+                    ids=[keyword_only], scores=[1.0], ranks=[1], bm25=[3.0], attainable=6.0
+                ),
             )
             assert [h.chunk_id for h in hits] == [near, keyword_only]
-            assert hits[0].score == hits[1].score
+            assert hits[0].score == hits[1].score == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize(
+    ("similarity", "bm25", "first"),
+    [
+        # The dense half sure of its best, the keyword half's best matching a tenth of the
+        # query: the vector match first.
+        (0.95, 1.0, "dense"),
+        # The dense half's best just above the floor, the keyword half's matching nine tenths
+        # of the query: the keyword match first.
+        (None, 9.0, "keyword"),
+    ],
+)
+async def test_each_half_weighs_as_much_as_it_is_sure(
+    corpus: Corpus, similarity: float | None, bm25: float, first: str
+) -> None:
+    floor = corpus.settings.min_similarity
+    best = similarity if similarity is not None else floor + 0.05 * (1 - floor)
+    async with corpus.db.read() as conn:
+        near, keyword_only = await _two_chunks(conn)
+        params = await _params(corpus, "release")
+        hits = await rag_queries.fuse(
+            conn,
+            params,
+            rag_queries.Half(ids=[near], scores=[best], ranks=[1]),
+            rag_queries.Half(
+                ids=[keyword_only], scores=[1.0], ranks=[1], bm25=[bm25], attainable=10.0
+            ),
+        )
+    # The score says what ranked the hit: the dense share is the dense half's confidence times
+    # what the keyword half leaves open; each lone candidate is its half's best (1).
+    share = (best - floor) / (1 - floor) * (1 - bm25 / 10.0)
+    scores = {h.chunk_id: h.score for h in hits}
+    assert scores[near] == pytest.approx(share)
+    assert scores[keyword_only] == pytest.approx(1 - share)
+    assert hits[0].chunk_id == (near if first == "dense" else keyword_only)
+
+
+async def test_with_no_keyword_match_the_dense_half_weighs_alone(corpus: Corpus) -> None:
+    async with corpus.db.read() as conn:
+        near, other = await _two_chunks(conn)
+        params = await _params(corpus, "release")
+        hits = await rag_queries.fuse(
+            conn,
+            params,
+            rag_queries.Half(ids=[near, other], scores=[0.6, 0.5], ranks=[1, 2]),
+            rag_queries.Half(ids=[], scores=[], ranks=[], bm25=[], attainable=10.0),
+        )
+    assert [(h.chunk_id, h.score) for h in hits] == [(near, 1.0), (other, 0.0)]

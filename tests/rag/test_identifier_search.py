@@ -163,7 +163,7 @@ async def test_a_title_change_keeps_identifiers_found(
 
 
 def test_a_query_naming_an_identifier_weighs_the_keyword_half_more(settings: Settings) -> None:
-    def weight(query: str) -> float:
+    def factor(query: str) -> float:
         return retrieval.search_params(
             query,
             None,
@@ -173,11 +173,10 @@ def test_a_query_naming_an_identifier_weighs_the_keyword_half_more(settings: Set
             workspace_ids=None,
             tags=None,
             limit=10,
-        ).keyword_weight
+        ).dense_factor
 
-    tuning = retrieval.DEFAULT_TUNING
-    named = 1 - tuning.identifier_dense_share
-    assert weight("where is app.rag.queries") == named
-    assert weight("set KEY_ID") == named
-    assert weight("how do I rotate the signing key") == 1 - tuning.dense_share
-    assert named > 1 - tuning.dense_share
+    named = retrieval.DEFAULT_TUNING.named_dense_factor
+    assert factor("where is app.rag.queries") == named
+    assert factor("set KEY_ID") == named
+    assert factor("how do I rotate the signing key") == 1.0
+    assert named < 1.0

@@ -341,8 +341,6 @@ async def test_the_plan_uses_the_hnsw_and_postings_indexes(
         postings_per_term=1000,
         min_similarity=0.0,
         min_coverage=0.0,
-        dense_weight=0.35,
-        keyword_weight=0.65,
     )
     plan = await queries.explain(ReadConnection(conn), params)
     assert "ix_chunks_embedding_hnsw" in plan
@@ -406,3 +404,34 @@ async def test_bm25_statistics_agree_with_a_recount_of_the_chunks_written(
         )
     )
     assert list(differing) == []
+
+
+@pytest.mark.parametrize("mode", ["keyword", "hybrid", "dense"])
+async def test_near_copies_rank_by_age_not_by_their_random_ids(
+    client: httpx.AsyncClient, conn: AsyncConnection, mode: str
+) -> None:
+    # One README vendored in two packages: the same text scores alike in both halves. Which
+    # comes first must not follow the random chunk ids (two ingests of one collection ranked
+    # differently): the older document does, and the two share their ranks.
+    # Apart in punctuation only, which neither half reads, so not the same content twice.
+    first = await _add(client, "Signing keys", "Rotate the signing key before it expires.")
+    second = await _add(client, "Signing keys", "Rotate the signing key before it expires!")
+    ids = (
+        await conn.execute(
+            text("SELECT document_id, id FROM chunks WHERE document_id IN (:a, :b)"),
+            {"a": first, "b": second},
+        )
+    ).all()
+    chunk = {str(row.document_id): row.id for row in ids}
+    # The document whose chunk id sorts last is made the older one.
+    older, newer = sorted(chunk, key=lambda d: chunk[d], reverse=True)
+    await conn.execute(
+        text("UPDATE documents SET created_at = created_at - interval '1 day' WHERE id = :d"),
+        {"d": older},
+    )
+    result = await _search(client, query="rotate the signing key", mode=mode)
+    hits = [hit for hit in result["hits"] if hit["document_id"] in chunk]
+    assert [hit["document_id"] for hit in hits] == [older, newer]
+    assert hits[0]["score"] == hits[1]["score"]
+    assert hits[0]["kw_rank"] == hits[1]["kw_rank"]
+    assert hits[0]["vec_rank"] == hits[1]["vec_rank"]

@@ -69,7 +69,7 @@ export function RankBadges({ hit }: { hit: SearchHit }) {
           label={WORDS.fused}
           value={hit.score.toFixed(3)}
           missing={false}
-          help={`Both halves combined: the meaning's similarity scaled over its candidates and the words' BM25 as a share of the best, weighed together (score ${hit.score.toFixed(4)}; 1 is the best of both). Higher scores first.`}
+          help={`Both halves combined: the meaning's similarity scaled over its candidates and the words' BM25 as a share of the best, each half weighed by how sure it is for this question (score ${hit.score.toFixed(4)}; 1 is the best of both). Higher scores first.`}
         />
       ) : null}
     </div>
