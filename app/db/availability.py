@@ -1,5 +1,6 @@
 """Telling "the database cannot be reached" from "a statement failed": the first is a 503 that
-passes by itself (the pool pre-pings and reconnects), the second a bug and a 500.
+passes by itself (the pool pings idle connections and reconnects, ADR 0037), the second a bug
+and a 500.
 
 The one place that decides it, for every door (`app.middleware.UnavailableMiddleware`). It goes
 by what failed, never by what the error says: the same outage reaches us as a socket error
