@@ -7,6 +7,7 @@ ever, and neither torch nor transformers is needed to run it.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -111,7 +112,12 @@ def load_model() -> Model:
         if not path.is_file():
             raise EmbeddingError(f"the local embedder's {path.name} is missing from {MODEL_DIR}")
     options = onnxruntime.SessionOptions()
-    # One request's pass uses the cores; passes themselves are serialised by LocalEmbedder.
+    # One thread per run: a pass runs its texts on as many threads as there are cores instead
+    # (`LocalEmbedder._encode`). A text runs alone (ADR 0028), and its small matrices split over
+    # two threads left each waiting for the other; when an ingest's other work took a core, the
+    # run waited for the thread that lost it. Alone the model ran 8% faster this way, with the
+    # same vectors to the bit and the same time for a query (docs/BENCHMARKS.md, issue #33).
+    options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     # Its threads wait for work by sleeping, not spinning: spinning doubled the CPU a pass
     # burns on two cores (2.8 s against 1.4-1.5 s for 40 SciFact abstracts) for no gain in
@@ -130,20 +136,23 @@ class LocalEmbedder:
     """MiniLM has no query or passage prefixes: both are embedded alike.
 
     The model loads once, in a thread: at start-up when the app warms it (`warm`), else on
-    first use. Passes run one at a time under a lock, in a worker thread: a query waits for at
+    first use. Passes run one at a time under a lock, in worker threads: a query waits for at
     most one batch of an ingest, never for the whole of it, and the queries that arrive while a
-    pass runs share the next one. A pass runs its texts one at a time (`Model.encode`), so a
-    text's vector does not depend on the others of its pass.
+    pass runs share the next one. A pass deals its texts out over a thread per core, each
+    running its share one text at a time (`Model.encode`), so a text's vector does not depend
+    on the others of its pass.
     """
 
     provider = "local"
 
-    def __init__(self, *, batch_size: int = BATCH_SIZE) -> None:
+    def __init__(self, *, batch_size: int = BATCH_SIZE, threads: int | None = None) -> None:
         self.model = MODEL
         self.dim = DIM
         self.default_floor = FLOOR
         self.window: int | None = WINDOW
         self._batch_size = batch_size
+        # Threads a pass runs on, one text at a time each (`load_model` gives a run one thread).
+        self._threads = max(1, min(threads if threads is not None else os.cpu_count() or 1, 8))
         self._lock = asyncio.Lock()
         self._model: Model | None = None
         self._waiting: list[tuple[str, asyncio.Future[Vectors]]] = []
@@ -197,9 +206,17 @@ class LocalEmbedder:
         return self._model
 
     async def _encode(self, texts: Sequence[str]) -> Vectors:
+        # The pass's texts dealt out over the threads, each running its share one text at a
+        # time; the rows are put back in the texts' order.
+        shares = max(1, min(self._threads, len(texts)))
         async with self._lock:
             model = await self._loaded()
-            vectors = await asyncio.to_thread(model.encode, list(texts))
+            parts = await asyncio.gather(
+                *(asyncio.to_thread(model.encode, list(texts[i::shares])) for i in range(shares))
+            )
+        vectors: Vectors = np.zeros((len(texts), self.dim), np.float32)
+        for i, part in enumerate(parts):
+            vectors[i::shares] = part
         return unit_rows(vectors, len(texts), self.dim, self.provider)
 
     async def aclose(self) -> None:

@@ -164,7 +164,7 @@ async def test_concurrent_first_calls_load_the_model_once(monkeypatch: pytest.Mo
 
 
 async def test_concurrent_queries_share_one_forward_pass(monkeypatch: pytest.MonkeyPatch) -> None:
-    embedder = LocalEmbedder()
+    embedder = LocalEmbedder(threads=1)  # a pass is then one `Model.encode` call
     await embedder.warm()
     passes: list[int] = []
     real_encode = local.Model.encode
@@ -188,7 +188,7 @@ async def test_concurrent_queries_share_one_forward_pass(monkeypatch: pytest.Mon
 async def test_queries_arriving_during_a_pass_share_the_next(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    embedder = LocalEmbedder()
+    embedder = LocalEmbedder(threads=1)  # a pass is then one `Model.encode` call
     await embedder.warm()
     passes: list[int] = []
     first_pass_running, release = threading.Event(), threading.Event()
@@ -240,3 +240,29 @@ async def test_a_query_waits_for_one_batch_of_an_ingest_not_for_all_of_it() -> N
     assert (await ingest).shape == (8, 384)
     assert query.shape == (384,)
     await embedder.aclose()
+
+
+async def test_a_pass_dealt_over_threads_gives_each_text_its_own_vector_in_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    texts = [f"passage {i}: {'heron ' * i}nests by the estuary" for i in range(7)]
+    one = LocalEmbedder(threads=1)
+    single = await one.embed_passages(texts)
+    await one.aclose()
+    shares: list[list[str]] = []
+    real_encode = local.Model.encode
+
+    def recording_encode(model: local.Model, given: list[str]) -> Any:
+        shares.append(given)
+        return real_encode(model, given)
+
+    monkeypatch.setattr(local.Model, "encode", recording_encode)
+    three = LocalEmbedder(threads=3)
+    dealt = await three.embed_passages(texts)
+    await three.aclose()
+
+    # Three threads took the texts in turn, and the rows came back in the texts' order, each
+    # the same to the bit as on one thread.
+    assert sorted(map(len, shares)) == [2, 2, 3]
+    assert sorted(t for share in shares for t in share) == sorted(texts)
+    assert np.array_equal(dealt, single)
