@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
@@ -439,13 +440,18 @@ class Settings(BaseSettings):
         path = self.data_dir / SECRET_KEY_FILE
         if not path.exists():
             self.data_dir.mkdir(parents=True, exist_ok=True)
+            # Written whole under a name of its own, then linked into place: the link appears
+            # with the key in it, or not at all. Created in place, a second process starting at
+            # the same moment read the file between its creation and its write (an empty key).
+            fd, written = tempfile.mkstemp(dir=self.data_dir, prefix=f".{SECRET_KEY_FILE}.")
             try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "w") as handle:  # mkstemp's file is its owner's only (0600)
+                    handle.write(secrets.token_urlsafe(48))
+                os.link(written, path)
             except FileExistsError:
                 pass  # another process won the race; read its key below
-            else:
-                with os.fdopen(fd, "w") as handle:
-                    handle.write(secrets.token_urlsafe(48))
+            finally:
+                os.unlink(written)
         key = path.read_text().strip()
         if len(key) < MIN_SECRET_LENGTH:
             raise ValueError(f"{path} holds a key shorter than {MIN_SECRET_LENGTH} characters")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import stat
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -100,6 +102,22 @@ def test_an_unset_secret_key_is_generated_once_and_kept_private(tmp_path: Path) 
     assert first == second
     assert len(first) >= 32
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+
+
+def test_processes_starting_at_once_share_one_whole_generated_key(tmp_path: Path) -> None:
+    # Each generation is published whole (written aside, then linked into place), so a reader
+    # never finds the file empty; the first link wins and every caller reads its key.
+    start = threading.Barrier(16)
+
+    def resolve() -> str:
+        start.wait()
+        return settings(tmp_path).resolved_secret_key()
+
+    with ThreadPoolExecutor(16) as pool:
+        keys = list(pool.map(lambda _: resolve(), range(16)))
+    assert len(set(keys)) == 1
+    assert len(keys[0]) >= 32
+    assert [p.name for p in tmp_path.iterdir()] == ["secret_key"]  # no leftovers
 
 
 def test_the_secret_key_is_not_shown_in_the_settings_repr(tmp_path: Path) -> None:
