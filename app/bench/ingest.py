@@ -82,7 +82,7 @@ async def ingest_paths(
         nonlocal finished
         for path in pending:
             try:
-                data = path.read_bytes()
+                data = await asyncio.to_thread(path.read_bytes)  # a large file, off the loop
                 prepared = await documents_service.prepare_file(
                     LOCAL_ADMIN,
                     embedder,
