@@ -50,6 +50,7 @@ _BY_EXTENSION = {
     "pdf": PDF,
     "docx": DOCX,
 }
+_TEXT_TYPES = frozenset({MARKDOWN, PLAIN_TEXT})
 # File name suffixes (with their dot, lower case) that name a supported type.
 SUPPORTED_SUFFIXES = frozenset(f".{extension}" for extension in _BY_EXTENSION)
 _BY_CONTENT_TYPE = {
@@ -159,6 +160,17 @@ def to_markdown(
     return Converted(
         markdown=markdown, media_type=media_type, title=clean_title(title), page_starts=page_starts
     )
+
+
+def is_text_type(filename: str | None, content_type: str | None) -> bool:
+    """Whether the file's name or declared type says Markdown or plain text: formats read by
+    our own decoding and normalising alone, no parsing library involved."""
+    if filename:
+        _, dot, extension = filename.rpartition(".")
+        if dot and extension.lower() in _BY_EXTENSION:
+            return _BY_EXTENSION[extension.lower()] in _TEXT_TYPES
+    declared = (content_type or "").partition(";")[0].strip().lower()
+    return _BY_CONTENT_TYPE.get(declared) in _TEXT_TYPES
 
 
 def clean_title(title: str | None) -> str | None:

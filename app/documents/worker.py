@@ -14,6 +14,13 @@ time, and one that is killed, crashes or runs out of memory is replaced by a fre
 needed. The pool is a long-lived resource: the lifespan (or the CLI's ingest) owns it and closes
 it, killing its workers.
 
+A small Markdown or plain-text file is the exception: converting it is our own decoding and
+normalising (`convert.is_text_type`), no parsing library, linear in a size bounded by
+IN_PROCESS_MAX_BYTES, so it is converted in a thread of this process. A folder walk is mostly
+such files, and each round trip to a worker cost more CPU than the conversion itself (a worker
+process and the pipe's copies: 1.3 core-seconds for 1,000 SciFact abstracts on two cores that
+the local model needs, issue #33).
+
 The protocol on the worker's stdin and stdout is length-prefixed JSON (the reply is JSON, not a
 pickle, so that a worker subverted by its input cannot run code in the server):
 request `{filename, content_type, size}` then `size` bytes; reply `{"ok": {...}}` or
@@ -35,7 +42,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from app.config import Settings
-from app.documents.convert import Converted, Limits, to_markdown
+from app.documents.convert import Converted, Limits, is_text_type, to_markdown
 from app.errors import (
     AppError,
     TooLarge,
@@ -51,6 +58,9 @@ _LENGTH = struct.Struct(">Q")
 # The folder holding the `app` package, the worker's working directory (so `-m` finds it).
 _ROOT = Path(__file__).resolve().parents[2]
 _READY = {"ready": True}
+# The largest text file converted in this process: its decoded string, at most four bytes a
+# character, stays a few megabytes; a larger one goes to a worker and its memory cap.
+IN_PROCESS_MAX_BYTES = 1024 * 1024
 _START_TIMEOUT_S = 60
 _ERRORS: dict[str, type[AppError]] = {
     error.code: error for error in (TooLarge, UnsupportedMediaType, ValidationFailed)
@@ -80,6 +90,14 @@ class Converter:
             UnsupportedMediaType, ValidationFailed, TooLarge: as `to_markdown`; TooLarge also
             when the conversion overruns the deadline or the memory cap.
         """
+        if len(data) <= IN_PROCESS_MAX_BYTES and is_text_type(filename, content_type):
+            return await asyncio.to_thread(
+                to_markdown,
+                data,
+                filename=filename,
+                content_type=content_type,
+                limits=self._limits,
+            )
         async with self._slots:
             if self._closed:
                 raise RuntimeError("the converter is closed")

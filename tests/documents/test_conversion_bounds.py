@@ -16,10 +16,12 @@ import psutil
 import pytest
 from mcp.types import TextContent
 
+from app.documents.worker import IN_PROCESS_MAX_BYTES, Converter
+from app.errors import ValidationFailed
 from tests.documents import hostile
 from tests.mcp.conftest import mcp_client
 from tests.running import Running, run_fresh_corpus
-from tests.support import PROJECT_ROOT, child_env
+from tests.support import PROJECT_ROOT, child_env, make_settings
 
 # (file name, bytes, status, code, the setting of the bound that the message names)
 BOMBS: dict[str, Callable[[], tuple[str, bytes, int, str, str]]] = {
@@ -168,7 +170,10 @@ async def test_a_conversion_that_overruns_the_deadline_is_refused_and_its_worker
         async with httpx.AsyncClient(
             base_url=corpus.url, headers=_bearer(editor.key), timeout=60
         ) as client:
-            warm = await client.post("/api/documents", files={"file": ("a.md", b"# A\n\nText.")})
+            # An HTML file: Markdown and plain text are converted without a worker.
+            warm = await client.post(
+                "/api/documents", files={"file": ("a.html", b"<h1>A</h1><p>Text.</p>")}
+            )
             assert warm.status_code == 201, warm.text
             workers = _worker_pids()
             assert workers
@@ -232,3 +237,26 @@ def test_ingest_reports_a_hostile_file_as_failed_and_goes_on_with_the_folder(
     assert "3 files: 1 added, 0 updated, 0 unchanged, 2 failed" in result.stdout
     assert "a_deep.html" in result.stderr
     assert "b_shared.pdf" in result.stderr
+
+
+async def test_a_small_text_file_converts_without_a_worker_and_a_large_one_in_one(
+    tmp_path: Path,
+) -> None:
+    converter = Converter(make_settings(tmp_path))
+    try:
+        before = _worker_pids()
+        small = await converter.to_markdown(
+            b"# Title\r\n\r\nBody   \r\n", filename="note.md", content_type=None
+        )
+        assert (small.markdown, small.title) == ("# Title\n\nBody", "Title")
+        assert _worker_pids() == before
+        # Refused alike in this process: the same error a worker would send back.
+        with pytest.raises(ValidationFailed, match="NUL bytes"):
+            await converter.to_markdown(b"a\x00b", filename="bad.txt", content_type=None)
+        assert _worker_pids() == before
+        large = b"word " * (IN_PROCESS_MAX_BYTES // 5 + 1)
+        converted = await converter.to_markdown(large, filename="big.txt", content_type=None)
+        assert converted.markdown == large.decode().strip()
+        assert _worker_pids() - before
+    finally:
+        await converter.aclose()
