@@ -9,6 +9,15 @@ CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public;
 
 COMMENT ON EXTENSION vector IS 'vector data type and ivfflat and hnsw access methods';
 
+CREATE FUNCTION public.delete_chunk_postings() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+        BEGIN
+            DELETE FROM chunk_terms t USING deleted_chunks d WHERE t.chunk_id = d.id;
+            RETURN NULL;
+        END
+        $$;
+
 CREATE FUNCTION public.notify_workspace_changed() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -541,6 +550,8 @@ CREATE INDEX ix_source_documents_names ON public.source_documents USING gin (nam
 
 CREATE INDEX ix_source_runs_source_id_started_at ON public.source_runs USING btree (source_id, started_at);
 
+CREATE TRIGGER chunks_delete_postings AFTER DELETE ON public.chunks REFERENCING OLD TABLE AS deleted_chunks FOR EACH STATEMENT EXECUTE FUNCTION public.delete_chunk_postings();
+
 CREATE TRIGGER documents_notify_workspace AFTER INSERT OR DELETE OR UPDATE ON public.documents FOR EACH ROW EXECUTE FUNCTION public.notify_workspace_changed();
 
 CREATE TRIGGER personas_notify_policy AFTER INSERT OR DELETE OR UPDATE ON public.personas FOR EACH ROW EXECUTE FUNCTION public.notify_workspace_changed();
@@ -561,9 +572,6 @@ ALTER TABLE ONLY public.chat_messages
 
 ALTER TABLE ONLY public.chats
     ADD CONSTRAINT fk_chats_user_id_users FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
-
-ALTER TABLE ONLY public.chunk_terms
-    ADD CONSTRAINT fk_chunk_terms_chunk_id_chunks FOREIGN KEY (chunk_id) REFERENCES public.chunks(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.chunks
     ADD CONSTRAINT fk_chunks_document_id_documents FOREIGN KEY (document_id) REFERENCES public.documents(id) ON DELETE CASCADE;
