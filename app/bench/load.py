@@ -332,6 +332,7 @@ async def _insert_batch(
                 for i, (body, _) in enumerate(pieces)
             ],
             vectors=np.stack([vector for _, vector in pieces]),
+            counted=False,
         )
 
 

@@ -127,8 +127,11 @@ async def _write_chunks(
     workspace_id: UUID,
     private_owner_id: UUID | None,
     title: str,
+    visibility: Visibility,
     page_starts: Sequence[int] | None,
 ) -> None:
+    """Write the chunks with their postings; an `org` document's count in the BM25 statistics
+    in the same statement."""
     chunks = len(indexed.pieces)
     with tracing.span("ingest.index", {"corpus.ingest.chunks": chunks}):
         await index.insert_chunks(
@@ -139,6 +142,7 @@ async def _write_chunks(
             title=title,
             pieces=indexed.pieces,
             vectors=indexed.vectors,
+            counted=visibility == "org",
             page_starts=page_starts,
         )
 
@@ -277,6 +281,7 @@ async def _create(
         workspace_id=workspace_id,
         private_owner_id=principal.user_id if data.visibility == "private" else None,
         title=data.title,
+        visibility=data.visibility,
         page_starts=page_starts,
     )
     await _keep_original(conn, document_id, original)
@@ -287,8 +292,6 @@ async def _create(
         links=links.extract(data.content, data.source),
         first=True,
     )
-    if data.visibility == "org":
-        await index.count_in_statistics(conn, document_id)
     await _audit_agent(conn, principal, "document.create", document_id, {"title": data.title})
     # What the reply says, without reading the document back (content and all): every field
     # came back from the insert, and its chunks were just written.
@@ -728,6 +731,7 @@ async def update(
             workspace_id=row.workspace_id,
             private_owner_id=private_owner,
             title=title,
+            visibility=visibility,
             page_starts=page_starts,
         )
         await _keep_original(conn, document_id, original)
@@ -742,7 +746,8 @@ async def update(
             await index.rewrite_lexemes(conn, document_id, title)
         if visibility != row.visibility:
             await index.set_private_owner(conn, document_id, private_owner)
-    if reindex and visibility == "org":
+    # New chunks were counted as they were written; lexemes rewritten in place count now.
+    if reindex and visibility == "org" and indexed is None:
         await index.count_in_statistics(conn, document_id)
     await queries.update_document(
         conn,

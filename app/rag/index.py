@@ -82,10 +82,12 @@ async def insert_chunks(
     title: str,
     pieces: Sequence[ChunkPiece],
     vectors: np.ndarray,
+    counted: bool,
     page_starts: Sequence[int] | None = None,
 ) -> None:
-    """Write a document's chunks; `page_starts`, a PDF's (where each page starts in the
-    content), gives each chunk its page."""
+    """Write a document's chunks; `counted` (an `org` document's chunks), with their share of
+    the BM25 statistics; `page_starts`, a PDF's (where each page starts in the content), gives
+    each chunk its page."""
     rows = [
         queries.ChunkRow(
             ordinal=piece.ordinal,
@@ -106,6 +108,7 @@ async def insert_chunks(
         private_owner_id=private_owner_id,
         title=title,
         rows=rows,
+        counted=counted,
     )
     metrics.indexed(len(rows))
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -20,22 +21,15 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     Float,
-    Integer,
     Text,
     bindparam,
-    cast,
-    func,
-    insert,
-    literal_column,
-    select,
     text,
 )
-from sqlalchemy.dialects.postgresql import ARRAY, TSVECTOR
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.sql.elements import TextClause
 
 from app.db.engine import ReadConnection, WriteConnection
-from app.db.tables import chunks
 from app.rag import identifiers
 from app.rag.schemas import SearchHit
 
@@ -69,36 +63,21 @@ class ChunkRow:
     page: int | None = None
 
 
-def _field(config: Any, words: Any, wholes: Any) -> Any:
-    return func.to_tsvector(config, words).op("||")(cast(wholes, TSVECTOR))
+def _tsv(head_words: str, head_wholes: str, body_words: str, body_wholes: str) -> str:
+    """The lexemes of a chunk, as SQL: title (weight A, the `:title_words` and `:title_wholes`
+    parameters), heading path (B) and text, each as `identifiers.lexable` rewrites it (words
+    for the parser, and whole identifiers as a tsvector literal), from the SQL given."""
 
+    def field(words: str, wholes: str) -> str:
+        return (
+            f"(to_tsvector('{TS_CONFIG}', CAST({words} AS text)) "
+            f"|| CAST(CAST({wholes} AS text) AS tsvector))"
+        )
 
-def _tsv() -> Any:
-    """The lexemes of a chunk: title (weight A), heading path (B) and text, each as
-    `identifiers.lexable` rewrites it (the `lexed` parameters)."""
-    config: Any = literal_column(f"'{TS_CONFIG}'::regconfig")
     return (
-        func.setweight(
-            _field(
-                config, bindparam("title_words", type_=Text), bindparam("title_wholes", type_=Text)
-            ),
-            literal_column("'A'"),
-        )
-        .op("||")(
-            func.setweight(
-                _field(
-                    config,
-                    bindparam("head_words", type_=Text),
-                    bindparam("head_wholes", type_=Text),
-                ),
-                literal_column("'B'"),
-            )
-        )
-        .op("||")(
-            _field(
-                config, bindparam("body_words", type_=Text), bindparam("body_wholes", type_=Text)
-            )
-        )
+        f"setweight({field(':title_words', ':title_wholes')}, 'A') "
+        f"|| setweight({field(head_words, head_wholes)}, 'B') "
+        f"|| {field(body_words, body_wholes)}"
     )
 
 
@@ -111,79 +90,85 @@ def _lexed_field(prefix: str, text: str) -> dict[str, str]:
     }
 
 
-def lexed(title: str, heading_path: Sequence[str], body: str) -> dict[str, str]:
-    """The `_tsv` parameters of one chunk."""
-    return (
-        _lexed_field("title", title)
-        | _lexed_field("head", " ".join(heading_path))
-        | _lexed_field("body", body)
-    )
+def _chunk_columns(title: str, rows: Sequence[ChunkRow]) -> dict[str, Any]:
+    """`WRITE_CHUNKS`' parameters: each field of the chunks as one array, their fields lexed
+    (`identifiers`), their vectors as one flat array of the model's dimension each."""
+    heads = [_lexed_field("head", " ".join(row.heading_path)) for row in rows]
+    bodies = [_lexed_field("body", row.text) for row in rows]
+    vectors = np.stack([row.embedding for row in rows]).astype(np.float32, copy=False)
+    return _lexed_field("title", title) | {
+        "ordinals": [row.ordinal for row in rows],
+        # JSON: a PostgreSQL array of arrays must be rectangular, and paths differ in depth.
+        "heading_paths": [json.dumps(list(row.heading_path)) for row in rows],
+        "bodies": [row.text for row in rows],
+        "starts": [row.start for row in rows],
+        "ends": [row.end for row in rows],
+        "token_counts": [row.token_count for row in rows],
+        "pages": [row.page for row in rows],
+        "head_words": [head["head_words"] for head in heads],
+        "head_wholes": [head["head_wholes"] for head in heads],
+        "body_words": [body["body_words"] for body in bodies],
+        "body_wholes": [body["body_wholes"] for body in bodies],
+        "embeddings": vectors.ravel().tolist(),
+        "dim": vectors.shape[1],
+    }
 
 
-def _chunk_values(title: str, rows: Sequence[ChunkRow]) -> list[dict[str, Any]]:
-    """Each chunk's parameters for `insert_chunks`, its fields lexed (`identifiers`)."""
-    title_lexed = _lexed_field("title", title)
-    return [
-        {
-            "ordinal": row.ordinal,
-            "heading_path": list(row.heading_path),
-            "body": row.text,
-            "start": row.start,
-            "end": row.end,
-            "token_count": row.token_count,
-            "embedding": row.embedding,
-            "page": row.page,
-        }
-        | title_lexed
-        | _lexed_field("head", " ".join(row.heading_path))
-        | _lexed_field("body", row.text)
-        for row in rows
-    ]
+# A posting per (lexeme, chunk) of the chunks `{chunks}` names, with its write-time impact.
+_POSTINGS = """
+INSERT INTO chunk_terms (lexeme, chunk_id, workspace_id, private_owner_id, tf, dl, impact)
+SELECT t.lexeme, c.id, c.workspace_id, c.private_owner_id,
+       cardinality(t.positions), c.lexeme_count,
+       cardinality(t.positions) * (:k1 + 1) / (cardinality(t.positions) +
+         :k1 * (1 - :b + :b * c.lexeme_count / greatest(coalesce(s.avgdl, c.lexeme_count), 1)))
+FROM {chunks} CROSS JOIN LATERAL unnest(c.tsv) AS t
+CROSS JOIN (SELECT lexeme_total::float8 / nullif(chunk_count, 0) AS avgdl
+            FROM corpus_stats) AS s"""
 
-
-def _insert_chunk() -> Any:
-    """One chunk's row, its lexemes (`_tsv`) and their count (BM25's document length) in one
-    statement: the count was an UPDATE of the rows just written, a second version of each."""
-    lexed = select(_tsv().label("tsv")).subquery("lexed")
-    positions = func.unnest(lexed.c.tsv).table_valued("lexeme", "positions", "weights")
-    lexeme_count = func.coalesce(
-        select(func.sum(func.cardinality(positions.c.positions))).scalar_subquery(), 0
-    )
-    return insert(chunks).from_select(
-        [
-            "document_id",
-            "workspace_id",
-            "private_owner_id",
-            "ordinal",
-            "heading_path",
-            "text",
-            "start_offset",
-            "end_offset",
-            "token_count",
-            "embedding",
-            "page",
-            "tsv",
-            "lexeme_count",
-        ],
-        select(
-            bindparam("document_id", type_=PG_UUID(as_uuid=True)),
-            bindparam("workspace_id", type_=PG_UUID(as_uuid=True)),
-            bindparam("private_owner_id", type_=PG_UUID(as_uuid=True)),
-            bindparam("ordinal", type_=Integer),
-            bindparam("heading_path", type_=ARRAY(Text)),
-            bindparam("body", type_=Text),
-            bindparam("start", type_=Integer),
-            bindparam("end", type_=Integer),
-            bindparam("token_count", type_=Integer),
-            cast(bindparam("embedding", type_=Vector()), Vector()),
-            bindparam("page", type_=Integer),
-            lexed.c.tsv,
-            lexeme_count,
-        ).select_from(lexed),
-    )
-
-
-INSERT_CHUNK = _insert_chunk()
+# A document's chunks, their lexemes and length, their postings and, when `counted`, their
+# share of the BM25 statistics, in one statement: the chunks come as arrays, one per field.
+# Three statements (a row each, then the postings, then the statistics) cost a folder walk a
+# round trip each per file, about a core-second per 1,000 files in the socket's `send` alone on
+# the machine whose two cores the local model needs (issue #33). Each chunk's length is
+# counted from its lexemes as it is written. The document frequencies are upserted in lexeme
+# order, so two concurrent writers lock shared lexemes in the same order and cannot deadlock.
+WRITE_CHUNKS = text(
+    f"""
+WITH given AS (
+  SELECT r.*, {_tsv("r.head_words", "r.head_wholes", "r.body_words", "r.body_wholes")} AS tsv
+  FROM unnest(CAST(:ordinals AS int[]), CAST(:heading_paths AS text[]),
+              CAST(:bodies AS text[]), CAST(:starts AS int[]), CAST(:ends AS int[]),
+              CAST(:token_counts AS int[]), CAST(:pages AS int[]),
+              CAST(:head_words AS text[]), CAST(:head_wholes AS text[]),
+              CAST(:body_words AS text[]), CAST(:body_wholes AS text[]))
+       WITH ORDINALITY AS r(ordinal, heading_path, body, start_offset, end_offset, token_count,
+                            page, head_words, head_wholes, body_words, body_wholes, n)
+),
+written AS (
+  INSERT INTO chunks (document_id, workspace_id, private_owner_id, ordinal, heading_path, text,
+                      start_offset, end_offset, token_count, embedding, page, tsv, lexeme_count)
+  SELECT CAST(:document_id AS uuid), CAST(:workspace_id AS uuid),
+         CAST(:private_owner_id AS uuid), g.ordinal,
+         ARRAY(SELECT jsonb_array_elements_text(CAST(g.heading_path AS jsonb))),
+         g.body, g.start_offset, g.end_offset, g.token_count,
+         CAST((CAST(:embeddings AS real[]))[(g.n - 1) * :dim + 1 : g.n * :dim] AS vector),
+         g.page, g.tsv,
+         coalesce((SELECT sum(cardinality(t.positions)) FROM unnest(g.tsv) AS t), 0)
+  FROM given g
+  RETURNING id, workspace_id, private_owner_id, tsv, lexeme_count
+),
+postings AS ({_POSTINGS.format(chunks="written c")}),
+frequencies AS (
+  INSERT INTO lexeme_stats (lexeme, df)
+  SELECT t.lexeme, count(*) FROM written c CROSS JOIN LATERAL unnest(c.tsv) AS t
+  WHERE CAST(:counted AS boolean)
+  GROUP BY t.lexeme ORDER BY t.lexeme
+  ON CONFLICT (lexeme) DO UPDATE SET df = lexeme_stats.df + EXCLUDED.df
+)
+UPDATE corpus_stats SET chunk_count = chunk_count + d.n, lexeme_total = lexeme_total + d.total
+FROM (SELECT count(*) AS n, coalesce(sum(lexeme_count), 0) AS total FROM written) AS d
+WHERE CAST(:counted AS boolean)"""
+).bindparams(bindparam("k1", type_=Float()), bindparam("b", type_=Float()))
 
 
 async def insert_chunks(
@@ -194,34 +179,33 @@ async def insert_chunks(
     private_owner_id: UUID | None,
     title: str,
     rows: Sequence[ChunkRow],
+    counted: bool,
 ) -> None:
-    """Insert a document's chunks, their lexemes and their postings."""
+    """Insert a document's chunks, their lexemes and their postings; `counted` (an `org`
+    document's), their share of the BM25 statistics too."""
     if not rows:
         return
     # Lexing every chunk is CPU work over the whole document: in a thread, as its chunking is,
     # so a large upload does not hold the event loop.
-    values = await asyncio.to_thread(_chunk_values, title, rows)
-    owner = {
-        "document_id": document_id,
-        "workspace_id": workspace_id,
-        "private_owner_id": private_owner_id,
-    }
-    await conn.execute(INSERT_CHUNK, [owner | row for row in values])
-    await _write_postings(conn, document_id)
+    values = await asyncio.to_thread(_chunk_columns, title, rows)
+    await conn.execute(
+        WRITE_CHUNKS,
+        values
+        | {
+            "document_id": document_id,
+            "workspace_id": workspace_id,
+            "private_owner_id": private_owner_id,
+            "counted": counted,
+            "k1": BM25_K1,
+            "b": BM25_B,
+        },
+    )
 
 
+# The postings of a document's chunks as the table holds them (after their lexemes were
+# rewritten).
 POSTINGS = text(
-    "INSERT INTO chunk_terms "
-    "  (lexeme, chunk_id, workspace_id, private_owner_id, tf, dl, impact) "
-    "SELECT t.lexeme, c.id, c.workspace_id, c.private_owner_id, "
-    "  cardinality(t.positions), c.lexeme_count, "
-    "  cardinality(t.positions) * (:k1 + 1) / (cardinality(t.positions) + "
-    "    :k1 * (1 - :b + :b * c.lexeme_count / "
-    "      greatest(coalesce(s.avgdl, c.lexeme_count), 1))) "
-    "FROM chunks c CROSS JOIN LATERAL unnest(c.tsv) AS t "
-    "CROSS JOIN (SELECT lexeme_total::float8 / nullif(chunk_count, 0) AS avgdl "
-    "            FROM corpus_stats) AS s "
-    "WHERE c.document_id = :document_id"
+    _POSTINGS.format(chunks="chunks c") + "\nWHERE c.document_id = :document_id"
 ).bindparams(bindparam("k1", type_=Float()), bindparam("b", type_=Float()))
 
 
@@ -229,9 +213,9 @@ async def _write_postings(conn: WriteConnection, document_id: UUID) -> None:
     await conn.execute(POSTINGS, {"document_id": document_id, "k1": BM25_K1, "b": BM25_B})
 
 
-# Both statistics in one statement (a round trip fewer for every document added, edited or
-# deleted): the document frequencies from the chunks' own lexemes (one per posting), and the
-# corpus's chunk count and total length.
+# Both statistics in one statement (a round trip fewer for every document edited or deleted):
+# the document frequencies from the chunks' own lexemes (one per posting), and the corpus's
+# chunk count and total length.
 ADJUST_STATISTICS = text(
     "WITH frequencies AS ("
     "  INSERT INTO lexeme_stats (lexeme, df) "
@@ -266,7 +250,11 @@ async def delete_chunks(conn: WriteConnection, document_id: UUID) -> None:
 
 # A chunk's lexemes written anew from its title, heading path and text: on a title change, and
 # by the migration that re-lexed every chunk when identifiers joined the lexemes (0016).
-RELEX = chunks.update().where(chunks.c.id == bindparam("b_chunk_id")).values(tsv=_tsv())
+RELEX = text(
+    "UPDATE chunks SET tsv = "
+    + _tsv(":head_words", ":head_wholes", ":body_words", ":body_wholes")
+    + " WHERE id = :b_chunk_id"
+)
 CHUNKS_TO_RELEX = text(
     "SELECT c.id, c.heading_path, c.text FROM chunks c WHERE c.document_id = :document_id"
 )

@@ -368,11 +368,16 @@ async def test_bm25_statistics_agree_with_a_recount_of_the_chunks_written(
     # and delete: a recount from the lexemes themselves must give the same figures.
     first = await _add(client, "Rollbacks", "# Deploys\n\nRoll back a deploy with `deploy --undo`.")
     second = await _add(client, "Backups", "Backups run nightly; restore with `corpus restore`.")
-    await _add(client, "Private", "Only mine: roll back quietly.", visibility="private")
+    mine = await _add(client, "Private", "Only mine: roll back quietly.", visibility="private")
     edited = await client.patch(
         f"/api/documents/{first}", json={"content": "Roll back twice: roll back, roll back."}
     )
     assert edited.status_code == 200, edited.text
+    # Lexemes rewritten in place (a new title), and chunks that start to count (made `org`).
+    retitled = await client.patch(f"/api/documents/{first}", json={"title": "Undoing deploys"})
+    assert retitled.status_code == 200, retitled.text
+    shared = await client.patch(f"/api/documents/{mine}", json={"visibility": "org"})
+    assert shared.status_code == 200, shared.text
     assert (await client.delete(f"/api/documents/{second}")).status_code == 204
 
     lengths = await conn.execute(
