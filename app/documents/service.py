@@ -874,10 +874,19 @@ async def ingest_prepared(
         ValidationFailed, TooLarge: as `create`.
     """
     _require_editor(principal)
-    assert prepared.document.workspace is not None
-    workspace_id, _created = await workspaces_service.ensure_workspace(
-        conn, principal, prepared.document.workspace
+    slug = prepared.document.workspace
+    assert slug is not None
+    located = await queries.locate_file(
+        conn,
+        workspace=slug,
+        owner_id=principal.user_id,
+        source=prepared.source,
+        content_sha256=_sha256(prepared.document.content),
     )
+    workspace_id = located.workspace_id
+    if workspace_id is None:  # created now, as `ensure_workspace` does: it holds nothing yet
+        workspace_id, _created = await workspaces_service.ensure_workspace(conn, principal, slug)
+        located = queries.Located(workspace_id, None, None)
     return await _add_or_replace(
         conn,
         principal,
@@ -892,6 +901,7 @@ async def ingest_prepared(
         workspace_id=workspace_id,
         chunks=prepared.chunks,
         indexed=None if vectors is None else Indexed(prepared.chunks.pieces, vectors),
+        located=located,
     )
 
 
@@ -905,19 +915,24 @@ async def _add_or_replace(
     workspace_id: UUID,
     chunks: Chunked | None = None,
     indexed: Indexed | None = None,
+    located: queries.Located | None = None,
 ) -> tuple[IngestOutcome, Document]:
     """Add a converted file, or update the caller's document from the same source in the
     workspace (a new version; identical content writes nothing). `chunks` and `indexed`: the
-    file's chunks cut and embedded already (a folder walk's), used where they still fit."""
+    file's chunks cut and embedded already (a folder walk's), used where they still fit;
+    `located`, the documents its source and its content are found in, looked up already."""
     source = converted.document.source
-    existing = (
-        None
-        if source is None
-        else await queries.find_by_source(
+    if located is not None:
+        existing = located.by_source
+    elif source is not None:
+        existing = await queries.find_by_source(
             conn, workspace_id=workspace_id, owner_id=principal.user_id, source=source
         )
-    )
+    else:
+        existing = None
     if existing is None:
+        if located is not None and located.by_content is not None:
+            return "unchanged", await _reread(conn, principal, located.by_content)
         created = await create(
             conn,
             principal,
@@ -929,6 +944,7 @@ async def _add_or_replace(
             page_starts=converted.page_starts,
             original=converted.original,
             workspace_id=workspace_id,
+            dedupe=located is None,  # `located` found no document with this content
         )
         outcome: IngestOutcome = "unchanged" if created.unchanged else "added"
         return outcome, Document.model_validate(

@@ -125,6 +125,23 @@ async def test_files_share_embedding_calls_and_a_failing_file_fails_alone(
             tags=[],
             advance=labels.append,
         )
+        # A copy under another name holds a document's very content: not added twice. A new
+        # file beside it is.
+        copy = tmp_path / "copy-of-note-00.md"
+        copy.write_bytes(files[0].read_bytes())
+        fresh = tmp_path / "fresh.md"
+        fresh.write_text("# Fresh\n\nA spoonbill sweeps the shallows.\n")
+        moved = await ingest_paths(
+            db,
+            embedder,
+            ingest_settings,
+            converter,
+            [copy, fresh],
+            workspace="default",
+            visibility="org",
+            tags=[],
+            advance=labels.append,
+        )
     finally:
         await converter.aclose()
         await db.dispose()
@@ -139,7 +156,7 @@ async def test_files_share_embedding_calls_and_a_failing_file_fails_alone(
     assert titles == sorted(f"Note {i}" for i in range(12))
     # Each file was written whole, and counted once in the statistics.
     assert stats.chunk_count == chunks.n == report.chunks
-    assert len(labels) == 15 + 12
+    assert len(labels) == 15 + 12 + 2
     # The good files' chunks went to the model in fewer calls than there are files: a call
     # spans files (the poisoned file's batch failed, and each of its files was tried alone).
     good = [call for call in embedder.calls if not any("nightshade" in t for t in call)]
@@ -147,3 +164,4 @@ async def test_files_share_embedding_calls_and_a_failing_file_fails_alone(
     # Unchanged files are neither embedded nor written again.
     assert again.counts["unchanged"] == 12
     assert again.counts["added"] == again.counts["failed"] == 0
+    assert (moved.counts["unchanged"], moved.counts["added"]) == (1, 1)
