@@ -114,13 +114,12 @@ class Spans:
     An end inside a word (a long word cut in slices) gets None, and its text is counted.
     """
 
-    __slots__ = ("_ends", "_starts", "_words")
+    __slots__ = ("_offsets", "_starts", "_words")
 
     def __init__(self, document: str) -> None:
         encoding = counting_tokenizer().encode(document, add_special_tokens=False)
-        offsets = encoding.offsets
-        self._starts: list[int] = [start for start, _ in offsets]
-        self._ends: list[int] = [end for _, end in offsets]
+        self._offsets: list[tuple[int, int]] = encoding.offsets
+        self._starts: list[int] = [start for start, _ in self._offsets]
         self._words: list[int] = encoding.word_ids
 
     def __call__(self, start: int, end: int) -> int | None:
@@ -141,7 +140,7 @@ class Spans:
         # between them holds what the tokenizer drops, such as a control character).
         if following == 0:
             return False
-        if self._ends[following - 1] > position:
+        if self._offsets[following - 1][1] > position:
             return True
         return following < len(self._starts) and (
             self._words[following - 1] == self._words[following]
