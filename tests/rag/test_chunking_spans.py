@@ -9,13 +9,12 @@ import base64
 import random
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from app.bench.evaluation import BUNDLED, load_dataset, title_and_text
 from app.rag import index
-from app.rag.chunking import ChunkPiece, chunk_markdown
+from app.rag.chunking import ChunkPiece, TokenCounter, chunk_markdown
 from app.rag.embeddings import local
 from app.rag.embeddings.base import SpanCounter, Wrapping
 from app.rag.embeddings.hash import HashEmbedder
@@ -151,7 +150,7 @@ def test_a_cut_where_the_tokenizer_joins_two_words_is_not_read_off() -> None:
     assert spans(6, 14) == 2
 
 
-def _recording(texts: list[str]) -> Any:
+def _recording(texts: list[str]) -> TokenCounter:
     def counter(batch: Sequence[str]) -> list[int]:
         texts.extend(batch)
         return local.count_tokens(batch)
