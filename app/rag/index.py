@@ -70,6 +70,7 @@ def chunk(content: str, *, title: str, embedder: Embedder) -> list[ChunkPiece]:
         counter=embedder.count_tokens,
         window=embedder.window,
         context=lambda heading_path: context(title, heading_path, embedder),
+        span_counter=embedder.span_counts(content),
     )
 
 

@@ -11,6 +11,9 @@ import numpy.typing as npt
 from app.errors import Unavailable
 
 Vectors = npt.NDArray[np.float32]
+SpanCounter = Callable[[int, int], int | None]
+"""The chunker's `SpanCounter` (app.rag.chunking, which this package does not import): one
+document's slices counted as `Embedder.count_tokens` counts their texts, less special tokens."""
 
 
 class EmbeddingError(Unavailable):
@@ -55,6 +58,14 @@ class Embedder(QueryEmbedder, Protocol):
         for the chunker; never downloads anything."""
         ...
 
+    def span_counts(self, document: str) -> SpanCounter | None:
+        """What `count_tokens` gives any slice [start, end) of `document`, less the special
+        tokens, read off one count of the whole (None for a slice the tokenizer may read
+        differently alone): the chunker's `SpanCounter`, where the model's counts add up over
+        texts joined at whitespace (a word-piece model). None where they do not, or where the
+        count is an estimate that is already cheap: the chunker counts each slice then."""
+        ...
+
     async def embed_passages(self, texts: Sequence[str]) -> Vectors:
         """Vectors of `texts`, shape (len(texts), dim).
 
@@ -96,6 +107,9 @@ class Wrapping:
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         return self.inner.count_tokens(texts)
+
+    def span_counts(self, document: str) -> SpanCounter | None:
+        return self.inner.span_counts(document)
 
     async def embed_passages(self, texts: Sequence[str]) -> Vectors:
         return await self.inner.embed_passages(texts)

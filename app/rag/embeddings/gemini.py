@@ -14,6 +14,7 @@ from google.genai import errors, types
 from app.config import PROVIDER_DEFAULTS
 from app.rag.embeddings.base import (
     EmbeddingError,
+    SpanCounter,
     Vectors,
     estimate_tokens,
     in_batches,
@@ -82,6 +83,9 @@ class GeminiEmbedder:
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         return estimate_tokens(texts)
+
+    def span_counts(self, document: str) -> SpanCounter | None:
+        return None  # the estimate is as cheap per slice as once for the document
 
     async def embed_query(self, text: str) -> Vectors:
         return only_row(await self._embed([text], "RETRIEVAL_QUERY"))

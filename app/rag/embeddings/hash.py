@@ -13,7 +13,7 @@ from functools import lru_cache
 import numpy as np
 
 from app.config import PROVIDER_DEFAULTS
-from app.rag.embeddings.base import Vectors, in_batches, normalise, only_row
+from app.rag.embeddings.base import SpanCounter, Vectors, in_batches, normalise, only_row
 
 MODEL, DIM, FLOOR = PROVIDER_DEFAULTS["hash"]
 _WORD = re.compile(r"\w+")
@@ -73,6 +73,9 @@ class HashEmbedder:
         # The project's estimate (a token per four characters): with no window to fit, the
         # chunks stay the size they were before embedders counted.
         return [-(-len(text) // 4) for text in texts]
+
+    def span_counts(self, document: str) -> SpanCounter | None:
+        return None  # the estimate is as cheap per slice as once for the document
 
     async def embed_query(self, text: str) -> Vectors:
         # Microseconds: cheaper inline than a thread hop.

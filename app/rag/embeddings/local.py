@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -17,7 +18,14 @@ from typing import Any
 import numpy as np
 
 from app.config import PROVIDER_DEFAULTS
-from app.rag.embeddings.base import EmbeddingError, Vectors, in_batches, only_row, unit_rows
+from app.rag.embeddings.base import (
+    EmbeddingError,
+    SpanCounter,
+    Vectors,
+    in_batches,
+    only_row,
+    unit_rows,
+)
 
 MODEL, DIM, FLOOR = PROVIDER_DEFAULTS["local"]
 MODEL_DIR = Path(__file__).parent / "minilm"
@@ -94,6 +102,58 @@ def count_tokens(texts: Sequence[str]) -> list[int]:
         return [len(tokenizer.encode(texts[0]).ids)]
     # The fast batch skips the offsets, which counting does not need.
     return [len(encoding.ids) for encoding in tokenizer.encode_batch_fast(list(texts))]
+
+
+class Spans:
+    """A document's word pieces, counted once, and the pieces of any slice of it read off them.
+
+    The tokenizer lowercases and strips accents character by character, then cuts words at
+    whitespace and punctuation (each punctuation mark and each CJK ideograph a word of its own)
+    and each word into pieces on its own. So a slice whose ends lie between words is, to the
+    tokenizer, the document's words inside it: its count is the pieces that start inside it.
+    An end inside a word (a long word cut in slices) gets None, and its text is counted.
+    """
+
+    __slots__ = ("_offsets", "_starts", "_words")
+
+    def __init__(self, document: str) -> None:
+        encoding = counting_tokenizer().encode(document, add_special_tokens=False)
+        self._offsets: list[tuple[int, int]] = encoding.offsets
+        self._starts: list[int] = [start for start, _ in self._offsets]
+        self._words: list[int] = encoding.word_ids
+
+    def __call__(self, start: int, end: int) -> int | None:
+        """The word pieces of document[start:end] without [CLS] and [SEP], or None where an end
+        lies inside a word."""
+        first = bisect_left(self._starts, start)
+        if self._inside(start, first):
+            return None
+        after = bisect_left(self._starts, end, first)
+        if self._inside(end, after):
+            return None
+        return after - first
+
+    def _inside(self, position: int, following: int) -> bool:
+        # `following`: the first piece that starts at or after `position`. The position lies
+        # inside a word when the piece before it runs past it, or when that piece and the next
+        # are of one word (a piece that starts there is the word's continuation, or the gap
+        # between them holds what the tokenizer drops, such as a control character).
+        if following == 0:
+            return False
+        if self._offsets[following - 1][1] > position:
+            return True
+        return following < len(self._starts) and (
+            self._words[following - 1] == self._words[following]
+        )
+
+
+def span_counts(document: str) -> Spans:
+    """The counter of `document`'s slices (`Spans`), from one pass of the tokenizer over it.
+
+    Raises:
+        EmbeddingError: the tokenizer cannot be loaded.
+    """
+    return Spans(document)
 
 
 def load_model() -> Model:
@@ -173,6 +233,9 @@ class LocalEmbedder:
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         return count_tokens(texts)
+
+    def span_counts(self, document: str) -> SpanCounter:
+        return span_counts(document)
 
     async def embed_query(self, text: str) -> Vectors:
         answer: asyncio.Future[Vectors] = asyncio.get_running_loop().create_future()

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from app.config import PROVIDER_DEFAULTS
 from app.rag.embeddings.base import (
     EmbeddingError,
+    SpanCounter,
     Vectors,
     estimate_tokens,
     in_batches,
@@ -73,6 +74,9 @@ class VoyageEmbedder:
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         return estimate_tokens(texts)
+
+    def span_counts(self, document: str) -> SpanCounter | None:
+        return None  # the estimate is as cheap per slice as once for the document
 
     async def embed_query(self, text: str) -> Vectors:
         return only_row(await self._embed([text], "query"))
