@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -66,6 +67,29 @@ class Model:
             rows.append(self.session.run(["embedding"], feed)[0])
         vectors: Vectors = np.concatenate(rows) if rows else np.zeros((0, DIM), np.float32)
         return vectors
+
+    def encode_taking(self, texts: Sequence[str], out: Vectors, turns: Turns) -> None:
+        """Encode the texts `turns` hands this thread, one at a time, each into its row of
+        `out`, until none is left (`LocalEmbedder._encode` runs one per thread)."""
+        while (index := turns.take()) is not None:
+            out[index] = self.encode([texts[index]])[0]
+
+
+class Turns:
+    """The indexes 0..count-1, each handed to one taker: the threads of a pass take the next
+    text as each finishes its last."""
+
+    def __init__(self, count: int) -> None:
+        self._next = 0
+        self._count = count
+        self._lock = threading.Lock()
+
+    def take(self) -> int | None:
+        with self._lock:
+            if self._next == self._count:
+                return None
+            self._next += 1
+            return self._next - 1
 
 
 @cache
@@ -198,9 +222,9 @@ class LocalEmbedder:
     The model loads once, in a thread: at start-up when the app warms it (`warm`), else on
     first use. Passes run one at a time under a lock, in worker threads: a query waits for at
     most one batch of an ingest, never for the whole of it, and the queries that arrive while a
-    pass runs share the next one. A pass deals its texts out over a thread per core, each
-    running its share one text at a time (`Model.encode`), so a text's vector does not depend
-    on the others of its pass.
+    pass runs share the next one. A pass runs its texts on a thread per core, each taking the
+    next text as it finishes its last (`Model.encode_taking`), every text alone, so a text's
+    vector does not depend on the others of its pass.
     """
 
     provider = "local"
@@ -269,17 +293,22 @@ class LocalEmbedder:
         return self._model
 
     async def _encode(self, texts: Sequence[str]) -> Vectors:
-        # The pass's texts dealt out over the threads, each running its share one text at a
-        # time; the rows are put back in the texts' order.
-        shares = max(1, min(self._threads, len(texts)))
+        # A thread per core takes the pass's next text as it finishes its last. Dealt out in
+        # equal shares, the pass waited for the thread whose share ran longest: its texts were
+        # longer, or an ingest's other work took its core for a while (a core stood idle for 7
+        # of an ingest's 46 seconds, 4 of the model's 37 alone; issue #33). Each text still runs
+        # alone, so its vector is the same whichever thread takes it.
+        vectors: Vectors = np.zeros((len(texts), self.dim), np.float32)
+        turns = Turns(len(texts))
+        threads = max(1, min(self._threads, len(texts)))
         async with self._lock:
             model = await self._loaded()
-            parts = await asyncio.gather(
-                *(asyncio.to_thread(model.encode, list(texts[i::shares])) for i in range(shares))
+            await asyncio.gather(
+                *(
+                    asyncio.to_thread(model.encode_taking, texts, vectors, turns)
+                    for _ in range(threads)
+                )
             )
-        vectors: Vectors = np.zeros((len(texts), self.dim), np.float32)
-        for i, part in enumerate(parts):
-            vectors[i::shares] = part
         return unit_rows(vectors, len(texts), self.dim, self.provider)
 
     async def aclose(self) -> None:

@@ -164,16 +164,16 @@ async def test_concurrent_first_calls_load_the_model_once(monkeypatch: pytest.Mo
 
 
 async def test_concurrent_queries_share_one_forward_pass(monkeypatch: pytest.MonkeyPatch) -> None:
-    embedder = LocalEmbedder(threads=1)  # a pass is then one `Model.encode` call
+    embedder = LocalEmbedder(threads=1)  # a pass is then one `Model.encode_taking` call
     await embedder.warm()
     passes: list[int] = []
-    real_encode = local.Model.encode
+    real_taking = local.Model.encode_taking
 
-    def counting_encode(model: local.Model, texts: list[str]) -> Any:
+    def counting_taking(model: local.Model, texts: list[str], out: Any, turns: Any) -> None:
         passes.append(len(texts))
-        return real_encode(model, texts)
+        real_taking(model, texts, out, turns)
 
-    monkeypatch.setattr(local.Model, "encode", counting_encode)
+    monkeypatch.setattr(local.Model, "encode_taking", counting_taking)
     questions = [f"how do I rotate key number {i}?" for i in range(8)]
 
     together = await asyncio.gather(*(embedder.embed_query(q) for q in questions))
@@ -188,20 +188,20 @@ async def test_concurrent_queries_share_one_forward_pass(monkeypatch: pytest.Mon
 async def test_queries_arriving_during_a_pass_share_the_next(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    embedder = LocalEmbedder(threads=1)  # a pass is then one `Model.encode` call
+    embedder = LocalEmbedder(threads=1)  # a pass is then one `Model.encode_taking` call
     await embedder.warm()
     passes: list[int] = []
     first_pass_running, release = threading.Event(), threading.Event()
-    real_encode = local.Model.encode
+    real_taking = local.Model.encode_taking
 
-    def held_encode(model: local.Model, texts: list[str]) -> Any:
+    def held_taking(model: local.Model, texts: list[str], out: Any, turns: Any) -> None:
         passes.append(len(texts))
         if len(passes) == 1:
             first_pass_running.set()
             release.wait(timeout=30)
-        return real_encode(model, texts)
+        real_taking(model, texts, out, turns)
 
-    monkeypatch.setattr(local.Model, "encode", held_encode)
+    monkeypatch.setattr(local.Model, "encode_taking", held_taking)
 
     first = asyncio.create_task(embedder.embed_query("the first query finds the model idle"))
     assert await asyncio.to_thread(first_pass_running.wait, 30)
@@ -242,27 +242,45 @@ async def test_a_query_waits_for_one_batch_of_an_ingest_not_for_all_of_it() -> N
     await embedder.aclose()
 
 
-async def test_a_pass_dealt_over_threads_gives_each_text_its_own_vector_in_order(
+async def test_a_pass_over_threads_gives_each_text_its_own_vector_in_order(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     texts = [f"passage {i}: {'heron ' * i}nests by the estuary" for i in range(7)]
     one = LocalEmbedder(threads=1)
     single = await one.embed_passages(texts)
     await one.aclose()
-    shares: list[list[str]] = []
+    taken: list[tuple[int, list[str]]] = []
     real_encode = local.Model.encode
 
     def recording_encode(model: local.Model, given: list[str]) -> Any:
-        shares.append(given)
+        taken.append((threading.get_ident(), given))
         return real_encode(model, given)
 
     monkeypatch.setattr(local.Model, "encode", recording_encode)
     three = LocalEmbedder(threads=3)
-    dealt = await three.embed_passages(texts)
+    shared = await three.embed_passages(texts)
     await three.aclose()
 
-    # Three threads took the texts in turn, and the rows came back in the texts' order, each
-    # the same to the bit as on one thread.
-    assert sorted(map(len, shares)) == [2, 2, 3]
-    assert sorted(t for share in shares for t in share) == sorted(texts)
-    assert np.array_equal(dealt, single)
+    # Each text was run alone and once, whichever thread took it, and the rows came back in
+    # the texts' order, each the same to the bit as on one thread.
+    assert all(len(given) == 1 for _, given in taken)
+    assert sorted(given[0] for _, given in taken) == sorted(texts)
+    assert np.array_equal(shared, single)
+
+
+def test_turns_hand_each_index_to_one_taker_however_many_threads_take() -> None:
+    turns = local.Turns(10_000)
+    taken: list[list[int]] = [[] for _ in range(4)]
+
+    def take(mine: list[int]) -> None:
+        while (index := turns.take()) is not None:
+            mine.append(index)
+
+    threads = [threading.Thread(target=take, args=(mine,)) for mine in taken]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert sorted(i for mine in taken for i in mine) == list(range(10_000))
+    assert turns.take() is None
