@@ -30,7 +30,7 @@ from app.access.principal import LOCAL_ADMIN
 from app.bench import evaluation
 from app.bench import queries as bench_queries
 from app.bench.evaluation import throwaway_database
-from app.bench.ingest import ingest_paths
+from app.bench.ingest import IngestReport, ingest_paths
 from app.config import Settings
 from app.db import embedded, migrate, scratch
 from app.db.engine import Database, WriteConnection
@@ -166,6 +166,38 @@ async def _measure_ingest(
     }
 
 
+def markdown_files(documents: Sequence[tuple[str, str]], folder: Path) -> list[Path]:
+    """Each (title, text) as a Markdown file in `folder`, the title its first heading."""
+    paths = []
+    for i, (title, content) in enumerate(documents):
+        path = folder / f"{i:05d}.md"
+        path.write_text(f"# {title}\n\n{content}\n")
+        paths.append(path)
+    return paths
+
+
+async def walk(
+    db: Database, settings: Settings, embedder: Embedder, paths: Sequence[Path]
+) -> IngestReport:
+    """`corpus ingest` of the files into the default workspace, its conversion workers closed
+    (and so reaped) when it returns."""
+    converter = Converter(settings)
+    try:
+        return await ingest_paths(
+            db,
+            embedder,
+            settings,
+            converter,
+            paths,
+            workspace="default",
+            visibility="org",
+            tags=[],
+            advance=lambda _label: None,
+        )
+    finally:
+        await converter.aclose()
+
+
 async def measure_ingest_files(
     db: Database,
     settings: Settings,
@@ -177,11 +209,7 @@ async def measure_ingest_files(
     chunks it embeds (the files converted and chunked as the ingest does, in batches of
     `MODEL_BATCH`), one after the other in the same run: the share of the model's rate the
     product reaches is the issue's bar (>= 0.9)."""
-    paths = []
-    for i, (title, content) in enumerate(documents):
-        path = folder / f"{i:05d}.md"
-        path.write_text(f"# {title}\n\n{content}\n")
-        paths.append(path)
+    paths = markdown_files(documents, folder)
     texts: list[str] = []
     for path in paths:
         converted = to_markdown(path.read_bytes(), filename=path.name, content_type=None)
@@ -191,23 +219,9 @@ async def measure_ingest_files(
     for start in range(0, len(texts), MODEL_BATCH):
         await embedder.embed_passages(texts[start : start + MODEL_BATCH])
     model_s = time.perf_counter() - started
-    converter = Converter(settings)
-    try:
-        started = time.perf_counter()
-        report = await ingest_paths(
-            db,
-            embedder,
-            settings,
-            converter,
-            paths,
-            workspace="default",
-            visibility="org",
-            tags=[],
-            advance=lambda _label: None,
-        )
-        ingest_s = time.perf_counter() - started
-    finally:
-        await converter.aclose()
+    started = time.perf_counter()
+    report = await walk(db, settings, embedder, paths)
+    ingest_s = time.perf_counter() - started
     model_rate = len(texts) / model_s
     ingest_rate = report.chunks / ingest_s
     return {
