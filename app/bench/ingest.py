@@ -108,19 +108,28 @@ async def ingest_paths(
 
     async def embed() -> None:
         done = False
+        held: PreparedFile | None = None  # the file that would have overfilled the last call
         while not done:
-            first = await converted.get()
+            first = held if held is not None else await converted.get()
+            held = None
             if first is None:
                 break
-            batch = [first]
+            batch, texts = [first], len(first.chunks.texts)
             # Whatever else is ready joins the call, up to a batch: the model never waits for
-            # company, as a query does not (LocalEmbedder.embed_query).
-            while sum(len(p.chunks.texts) for p in batch) < EMBED_BATCH and not converted.empty():
+            # company, as a query does not (LocalEmbedder.embed_query). A file that would take
+            # the call past a batch waits for the next: the model's passes are a batch each, and
+            # a call of 17 texts made a second pass of one, which one thread ran while the other
+            # stood idle (192 passes for SciFact's 2,346 chunks, where 147 hold them).
+            while texts < EMBED_BATCH and not converted.empty():
                 following = converted.get_nowait()
                 if following is None:
                     done = True
                     break
+                if texts + len(following.chunks.texts) > EMBED_BATCH:
+                    held = following
+                    break
                 batch.append(following)
+                texts += len(following.chunks.texts)
             try:
                 vectors = await embedder.embed_passages(
                     [text for prepared in batch for text in prepared.chunks.texts]

@@ -165,3 +165,47 @@ async def test_files_share_embedding_calls_and_a_failing_file_fails_alone(
     assert again.counts["unchanged"] == 12
     assert again.counts["added"] == again.counts["failed"] == 0
     assert (moved.counts["unchanged"], moved.counts["added"]) == (1, 1)
+
+
+async def test_an_embedding_call_stops_short_of_a_batch_rather_than_pass_it(
+    settings: Settings,
+    server_url: str,
+    data_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Six files of two chunks each (a title, a section): a call of five texts holds two files,
+    # and the third waits for the next call rather than make a call of six, which the model
+    # would run as a pass of five and a pass of one.
+    monkeypatch.setattr(ingest, "EMBED_BATCH", 5)
+    files = []
+    for i in range(6):
+        path = tmp_path / f"bird-{i}.md"
+        path.write_text(f"# Bird {i}\n\n## Herons\n\nHeron {i} nests by the estuary.\n")
+        files.append(path)
+    url = await migrated_database(server_url, data_dir, "corpus_ingest_batches")
+    db = Database(url)
+    ingest_settings = make_settings(settings.data_dir, database_url=url)
+    converter = CountingConverter(ingest_settings, 6)
+    embedder = RecordingEmbedder(converter.ahead)
+    try:
+        report = await ingest_paths(
+            db,
+            embedder,
+            ingest_settings,
+            converter,
+            files,
+            workspace="default",
+            visibility="org",
+            tags=[],
+            advance=lambda _label: None,
+        )
+    finally:
+        await converter.aclose()
+        await db.dispose()
+
+    assert report.counts["added"] == 6
+    # The first call may go before the rest are converted (it waits inside the model until
+    # all six are); every later one finds the other files ready, and takes two of them.
+    assert sum(map(len, embedder.calls)) == 12
+    assert max(map(len, embedder.calls)) == 4
