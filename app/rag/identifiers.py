@@ -70,6 +70,11 @@ def lexable(text: str) -> Lexable:
     last = 0
     for match in _SPAN.finditer(text):
         span = match.group()
+        if span.isalpha() and span[1:].islower():
+            # A word of prose (`the`, `Heron`): no separator, no camel case, so never an
+            # identifier. Most spans are such words, and the checks below cost a walk most of
+            # its lexing time.
+            continue
         if span.startswith("-") and not _starts_word(text, match.start()):
             span = span.lstrip("-")
         parsed = _identifier(span)

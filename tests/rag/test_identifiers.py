@@ -53,6 +53,18 @@ def test_camel_case_gives_its_words_and_keeps_the_word_as_written() -> None:
     assert lexed.wholes == ()
 
 
+def test_words_of_prose_pass_as_written_beside_identifiers() -> None:
+    # Lower case and capitalised words (in any script) are never identifiers, and are passed
+    # over first; every other word is still read.
+    text = "Herons nest; naïve Éric met eGFR, HTTPServer and ABC in Zürich"
+    lexed = lexable(text)
+    assert lexed.words.split() == [
+        "Herons", "nest;", "naïve", "Éric", "met", "eGFR,",
+        "HTTP", "Server", "and", "ABC", "in", "Zürich",
+    ]  # fmt: skip
+    assert lexed.joined == "HTTPServer"
+
+
 def test_a_flag_is_its_name_and_its_words() -> None:
     assert lexable("--workspace") == Lexable(
         words=" workspace ", joined="", wholes=("--workspace",)
