@@ -4,7 +4,9 @@ written in a transaction of its own, and a file that fails fails alone."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +14,7 @@ import pytest
 from sqlalchemy import text
 
 from app.bench import ingest
-from app.bench.ingest import ingest_paths
+from app.bench.ingest import IngestReport, ingest_paths
 from app.config import Settings
 from app.db.engine import Database
 from app.documents.convert import Converted
@@ -58,6 +60,47 @@ class RecordingEmbedder(HashEmbedder):
         return await super().embed_passages(texts)
 
 
+@dataclass
+class Pipeline:
+    """A walk's parts on a database of its own: the model waits inside its first call until
+    `converted` files are converted (`CountingConverter`, `RecordingEmbedder`)."""
+
+    db: Database
+    settings: Settings
+    converter: CountingConverter
+    embedder: RecordingEmbedder
+
+    async def walk(
+        self, files: Sequence[Path], advance: Callable[[str], None] = lambda _label: None
+    ) -> IngestReport:
+        return await ingest_paths(
+            self.db,
+            self.embedder,
+            self.settings,
+            self.converter,
+            files,
+            workspace="default",
+            visibility="org",
+            tags=[],
+            advance=advance,
+        )
+
+
+@asynccontextmanager
+async def pipeline(
+    settings: Settings, server_url: str, data_dir: Path, name: str, converted: int
+) -> AsyncIterator[Pipeline]:
+    url = await migrated_database(server_url, data_dir, name)
+    db = Database(url)
+    walk_settings = make_settings(settings.data_dir, database_url=url)
+    converter = CountingConverter(walk_settings, converted)
+    try:
+        yield Pipeline(db, walk_settings, converter, RecordingEmbedder(converter.ahead))
+    finally:
+        await converter.aclose()
+        await db.dispose()
+
+
 async def test_files_share_embedding_calls_and_a_failing_file_fails_alone(
     settings: Settings,
     server_url: str,
@@ -79,24 +122,10 @@ async def test_files_share_embedding_calls_and_a_failing_file_fails_alone(
     missing = tmp_path / "missing.md"
     walk = [*files[:5], empty, missing, *files[5:], poisoned]
 
-    url = await migrated_database(server_url, data_dir, "corpus_ingest_pipeline")
-    db = Database(url)
-    ingest_settings = make_settings(settings.data_dir, database_url=url)
-    converter = CountingConverter(ingest_settings, 10)
-    embedder = RecordingEmbedder(converter.ahead)
     labels: list[str] = []
-    try:
-        report = await ingest_paths(
-            db,
-            embedder,
-            ingest_settings,
-            converter,
-            walk,
-            workspace="default",
-            visibility="org",
-            tags=[],
-            advance=labels.append,
-        )
+    async with pipeline(settings, server_url, data_dir, "corpus_ingest_pipeline", 10) as walks:
+        db, embedder = walks.db, walks.embedder
+        report = await walks.walk(walk, labels.append)
 
         async def analyzed_twice() -> bool:
             async with db.read() as conn:
@@ -114,37 +143,14 @@ async def test_files_share_embedding_calls_and_a_failing_file_fails_alone(
             )
             stats = (await conn.execute(text("SELECT chunk_count FROM corpus_stats"))).one()
             chunks = (await conn.execute(text("SELECT count(*) AS n FROM chunks"))).one()
-        again = await ingest_paths(
-            db,
-            embedder,
-            ingest_settings,
-            converter,
-            files,
-            workspace="default",
-            visibility="org",
-            tags=[],
-            advance=labels.append,
-        )
+        again = await walks.walk(files, labels.append)
         # A copy under another name holds a document's very content: not added twice. A new
         # file beside it is.
         copy = tmp_path / "copy-of-note-00.md"
         copy.write_bytes(files[0].read_bytes())
         fresh = tmp_path / "fresh.md"
         fresh.write_text("# Fresh\n\nA spoonbill sweeps the shallows.\n")
-        moved = await ingest_paths(
-            db,
-            embedder,
-            ingest_settings,
-            converter,
-            [copy, fresh],
-            workspace="default",
-            visibility="org",
-            tags=[],
-            advance=labels.append,
-        )
-    finally:
-        await converter.aclose()
-        await db.dispose()
+        moved = await walks.walk([copy, fresh], labels.append)
 
     assert report.counts["added"] == 12
     assert report.counts["failed"] == 3
@@ -183,29 +189,12 @@ async def test_an_embedding_call_stops_short_of_a_batch_rather_than_pass_it(
         path = tmp_path / f"bird-{i}.md"
         path.write_text(f"# Bird {i}\n\n## Herons\n\nHeron {i} nests by the estuary.\n")
         files.append(path)
-    url = await migrated_database(server_url, data_dir, "corpus_ingest_batches")
-    db = Database(url)
-    ingest_settings = make_settings(settings.data_dir, database_url=url)
-    converter = CountingConverter(ingest_settings, 6)
-    embedder = RecordingEmbedder(converter.ahead)
-    try:
-        report = await ingest_paths(
-            db,
-            embedder,
-            ingest_settings,
-            converter,
-            files,
-            workspace="default",
-            visibility="org",
-            tags=[],
-            advance=lambda _label: None,
-        )
-    finally:
-        await converter.aclose()
-        await db.dispose()
+    async with pipeline(settings, server_url, data_dir, "corpus_ingest_batches", 6) as walks:
+        report = await walks.walk(files)
+        calls = walks.embedder.calls
 
     assert report.counts["added"] == 6
     # The first call may go before the rest are converted (it waits inside the model until
     # all six are); every later one finds the other files ready, and takes two of them.
-    assert sum(map(len, embedder.calls)) == 12
-    assert max(map(len, embedder.calls)) == 4
+    assert sum(map(len, calls)) == 12
+    assert max(map(len, calls)) == 4
