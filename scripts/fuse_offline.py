@@ -22,13 +22,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from app.bench.metrics import summarise
+from app.config import PROVIDER_DEFAULTS
 from app.rag.retrieval import DEFAULT_TUNING
 
 # `corpus eval`'s depth: its top 100 documents from 300 chunks.
 CHUNKS = 300
 DOCUMENTS = 100
-# The local model's relevance floor (`config.PROVIDER_DEFAULTS`), which the dumps were read with.
-FLOOR = 0.3
+# The local model's relevance floor, which the dumps were read with.
+FLOOR = PROVIDER_DEFAULTS["local"][2]
 
 
 @dataclass(frozen=True, slots=True)

@@ -785,6 +785,9 @@ class PreparedFile:
     document: DocumentCreate
     media_type: str
     chunks: Chunked
+    # The content's digest, taken once: the walk checks it against the stored one, and then
+    # looks the file's documents up by it.
+    content_sha256: str
     # A PDF's pages and file, as `Converted` holds them.
     page_starts: tuple[int, ...] | None = None
     original: FileUpload | None = None
@@ -824,6 +827,7 @@ async def prepare_file(
         converted.document,
         converted.media_type,
         cut,
+        _sha256(converted.document.content),
         page_starts=converted.page_starts,
         original=converted.original,
     )
@@ -846,7 +850,7 @@ async def stored_digests(
 def unchanged(prepared: PreparedFile, digests: dict[str, str]) -> bool:
     """Whether the file's source holds this very content already (`stored_digests`): its
     chunks need no vectors, and `ingest_prepared` would write nothing."""
-    return digests.get(prepared.source) == _sha256(prepared.document.content)
+    return digests.get(prepared.source) == prepared.content_sha256
 
 
 async def refresh_statistics(conn: WriteConnection) -> None:
@@ -881,7 +885,7 @@ async def ingest_prepared(
         workspace=slug,
         owner_id=principal.user_id,
         source=prepared.source,
-        content_sha256=_sha256(prepared.document.content),
+        content_sha256=prepared.content_sha256,
     )
     workspace_id = located.workspace_id
     if workspace_id is None:  # created now, as `ensure_workspace` does: it holds nothing yet
