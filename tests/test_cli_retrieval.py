@@ -202,6 +202,11 @@ async def test_bench_measures_latency_recall_and_ingest_on_a_small_corpus(
     assert with_model["model_alone_chunks"] == with_model["chunks"]
     assert with_model["failed"] == 0
     assert with_model["model_alone_chunks_per_s"] > 0
+    # The model alone, before the walk and after it: its rate is their mean.
+    mean = (
+        with_model["model_alone_before_chunks_per_s"] + with_model["model_alone_after_chunks_per_s"]
+    ) / 2
+    assert with_model["model_alone_chunks_per_s"] == pytest.approx(mean, abs=0.1)
     # The product's rate over the model's (the hash embedder's "model" is all but free here).
     share = with_model["chunks_per_s"] / with_model["model_alone_chunks_per_s"]
     assert with_model["share_of_model_rate"] == pytest.approx(share, abs=0.01)

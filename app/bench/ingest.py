@@ -1,5 +1,5 @@
-"""`corpus ingest`: a folder walk into the corpus, one transaction per file, skipping files
-whose content is unchanged; conversion, embedding and writing overlap."""
+"""`corpus ingest`: a folder walk into the corpus, each file written whole or not at all, skipping
+files whose content is unchanged; conversion, embedding and writing overlap."""
 
 from __future__ import annotations
 
@@ -38,8 +38,11 @@ EMBED_BATCH = 16
 # Files converted and chunked ahead of the model, and embedded ahead of the writer: enough to
 # keep the model fed while a large file converts, few enough to bound the memory they hold.
 AHEAD = 32
+# Files written in one transaction at most: those the writer finds ready together.
+WRITE_GROUP = 16
 # The planner's statistics of `documents` are refreshed when a walk has written this many files,
-# then each time the count doubles (`documents_service.refresh_statistics`).
+# then each time the count doubles (`documents_service.refresh_statistics`), after the group of
+# files that reached it.
 ANALYZE_AFTER = 256
 
 
@@ -57,8 +60,8 @@ async def ingest_paths(
 ) -> IngestReport:
     """Ingest `files` as a pipeline of three stages that overlap: conversion and chunking (as
     many files at once as there are conversion workers), embedding (the chunks of several files
-    in one call), and writing (one transaction per file, so each file is written whole or not
-    at all, and a file that fails fails alone)."""
+    in one call), and writing (the files embedded together in one transaction, each file
+    written whole or not at all, and a file that fails fails alone)."""
     report = IngestReport()
     async with db.write() as conn:
         _id, created = await workspaces_service.ensure_workspace(conn, LOCAL_ADMIN, workspace)
@@ -146,26 +149,48 @@ async def ingest_paths(
                 start += count
         await embedded.put(None)
 
-    async def write() -> None:
-        analyze_at = ANALYZE_AFTER
-        while (item := await embedded.get()) is not None:
-            prepared, vectors = item
-            name = Path(prepared.source).name
-            try:
-                async with db.write() as conn:
-                    outcome, document = await documents_service.ingest_prepared(
-                        conn, LOCAL_ADMIN, embedder, settings, prepared, vectors
-                    )
-            except AppError as exc:
-                failed(name, prepared.source, exc)
-                continue
+    async def write_group(group: list[tuple[PreparedFile, Vectors | None]]) -> None:
+        # The files ready together are written in one transaction, the new ones in two
+        # statements (`ingest_prepared`): a file's own BEGIN, lookup, document, chunks and
+        # COMMIT were five round trips (issue #33). A file still lands whole or not at all:
+        # when one fails, the group's transaction rolls back and each file is written again
+        # alone, so the one that fails fails alone.
+        try:
+            async with db.write() as conn:
+                outcomes = await documents_service.ingest_prepared(
+                    conn, LOCAL_ADMIN, embedder, settings, group
+                )
+        except AppError as exc:
+            if len(group) == 1:
+                prepared = group[0][0]
+                failed(Path(prepared.source).name, prepared.source, exc)
+                return
+            for item in group:
+                await write_group([item])
+            return
+        for (prepared, _vectors), (outcome, document) in zip(group, outcomes, strict=True):
             report.counts[outcome] += 1
             report.chunks += document.chunk_count if outcome != "unchanged" else 0
-            advance(f"{outcome}: {name}")
-            if report.counts["added"] + report.counts["updated"] == analyze_at:
+            advance(f"{outcome}: {Path(prepared.source).name}")
+
+    async def write() -> None:
+        analyze_at = ANALYZE_AFTER
+        done = False
+        while not done and (item := await embedded.get()) is not None:
+            group = [item]
+            while len(group) < WRITE_GROUP and not embedded.empty():
+                following = embedded.get_nowait()
+                if following is None:
+                    done = True
+                    break
+                group.append(following)
+            await write_group(group)
+            written = report.counts["added"] + report.counts["updated"]
+            if written >= analyze_at:
                 async with db.write() as conn:
                     await documents_service.refresh_statistics(conn)
-                analyze_at *= 2
+                while analyze_at <= written:  # a group may pass more than one
+                    analyze_at *= 2
 
     await _all_or_none([prepare() for _ in range(preparers)] + [embed(), write()])
     return report

@@ -207,23 +207,32 @@ async def measure_ingest_files(
 ) -> dict[str, Any]:
     """`corpus ingest` of the documents as Markdown files, and the model alone on the very
     chunks it embeds (the files converted and chunked as the ingest does, in batches of
-    `MODEL_BATCH`), one after the other in the same run: the share of the model's rate the
-    product reaches is the issue's bar (>= 0.9)."""
+    `MODEL_BATCH`) before and after it, in the same run: the share of the model's rate the
+    product reaches is the issue's bar (>= 0.9).
+
+    The model's own rate is the mean of the two: on a shared machine it moved from 59 to 72
+    chunks/s between idle runs minutes apart, as much as the share it is the measure of
+    (issue #33), and a reference taken on both sides of the walk follows that drift where one
+    taken before it does not."""
     paths = markdown_files(documents, folder)
     texts: list[str] = []
     for path in paths:
         converted = to_markdown(path.read_bytes(), filename=path.name, content_type=None)
         title = converted.title or path.stem
         texts += (await documents_service.chunked(embedder, title, converted.markdown)).texts
-    started = time.perf_counter()
-    for start in range(0, len(texts), MODEL_BATCH):
-        await embedder.embed_passages(texts[start : start + MODEL_BATCH])
-    model_s = time.perf_counter() - started
+
+    async def model_alone() -> float:
+        started = time.perf_counter()
+        for start in range(0, len(texts), MODEL_BATCH):
+            await embedder.embed_passages(texts[start : start + MODEL_BATCH])
+        return len(texts) / (time.perf_counter() - started)
+
+    before = await model_alone()
     started = time.perf_counter()
     report = await walk(db, settings, embedder, paths)
-    ingest_s = time.perf_counter() - started
-    model_rate = len(texts) / model_s
-    ingest_rate = report.chunks / ingest_s
+    ingest_rate = report.chunks / (time.perf_counter() - started)
+    after = await model_alone()
+    model_rate = (before + after) / 2
     return {
         "documents": len(documents),
         "chunks": report.chunks,
@@ -231,6 +240,8 @@ async def measure_ingest_files(
         "chunks_per_s": round(ingest_rate, 1),
         "model_alone_chunks": len(texts),
         "model_alone_chunks_per_s": round(model_rate, 1),
+        "model_alone_before_chunks_per_s": round(before, 1),
+        "model_alone_after_chunks_per_s": round(after, 1),
         "share_of_model_rate": round(ingest_rate / model_rate, 3),
     }
 
@@ -334,20 +345,24 @@ async def _insert_batch(
     for i, (body, vector) in enumerate(zip(bodies, vectors, strict=True)):
         document_id = document_ids[i // CHUNKS_PER_DOCUMENT]
         pieces_by_document.setdefault(document_id, []).append((body, vector))
-    for document_id, pieces in pieces_by_document.items():
-        await index.insert_chunks(
-            conn,
-            document_id=document_id,
-            workspace_id=workspace,
-            private_owner_id=None,
-            title="synthetic",
-            pieces=[
-                ChunkPiece(i, (), body, 0, len(body), count_tokens(body))
-                for i, (body, _) in enumerate(pieces)
-            ],
-            vectors=np.stack([vector for _, vector in pieces]),
-            counted=False,
-        )
+    await index.insert_chunks(
+        conn,
+        [
+            index.DocumentChunks(
+                document_id=document_id,
+                workspace_id=workspace,
+                private_owner_id=None,
+                title="synthetic",
+                pieces=[
+                    ChunkPiece(i, (), body, 0, len(body), count_tokens(body))
+                    for i, (body, _) in enumerate(pieces)
+                ],
+                vectors=np.stack([vector for _, vector in pieces]),
+                counted=False,
+            )
+            for document_id, pieces in pieces_by_document.items()
+        ],
+    )
 
 
 async def _timed(

@@ -4,18 +4,18 @@ applies visibility (`org`, or private and owned by the caller) in the statement 
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
     ColumnElement,
     Select,
     and_,
-    bindparam,
     case,
     delete,
     exists,
@@ -27,6 +27,7 @@ from sqlalchemy import (
     true,
     update,
 )
+from sqlalchemy.sql.elements import TextClause
 
 from app.db.engine import ReadConnection, WriteConnection
 from app.db.tables import (
@@ -188,52 +189,48 @@ class Located:
 
 
 @functools.cache
-def _locate_statement(owned: bool) -> Select[Any]:
-    # Built once for each kind of owner: `IS NOT DISTINCT FROM` would serve both, but no index
+def _locate_statement(owned: bool) -> TextClause:
+    # Written for each kind of owner: `IS NOT DISTINCT FROM` would serve both, but no index
     # serves it.
-    owner = (
-        documents.c.owner_id == bindparam("owner_id") if owned else documents.c.owner_id.is_(None)
+    mine = "d.workspace_id = w.id AND " + (
+        "d.owner_id = CAST(:owner_id AS uuid)" if owned else "d.owner_id IS NULL"
     )
-    mine = (documents.c.workspace_id == workspaces.c.id, owner)
-    by_source = (
-        select(documents.c.id)
-        .where(*mine, documents.c.source == bindparam("source"))
-        .order_by(documents.c.created_at)
-        .limit(1)
-        .scalar_subquery()
-    )
-    by_content = (
-        select(documents.c.id)
-        .where(*mine, documents.c.content_sha256 == bindparam("content_sha256"))
-        .limit(1)
-        .scalar_subquery()
-    )
-    return select(workspaces.c.id, by_source, by_content).where(
-        workspaces.c.slug == bindparam("workspace")
+    return text(
+        f"""
+SELECT w.id,
+       (SELECT d.id FROM documents d WHERE {mine} AND d.source = f.source
+        ORDER BY d.created_at LIMIT 1),
+       (SELECT d.id FROM documents d WHERE {mine} AND d.content_sha256 = f.content_sha256
+        LIMIT 1)
+FROM workspaces w
+CROSS JOIN unnest(CAST(:sources AS text[]), CAST(:digests AS text[]))
+     WITH ORDINALITY AS f(source, content_sha256, n)
+WHERE w.slug = :workspace
+ORDER BY f.n"""
     )
 
 
-async def locate_file(
+async def locate_files(
     conn: ReadConnection,
     *,
     workspace: str,
     owner_id: UUID | None,
-    source: str,
-    content_sha256: str,
-) -> Located:
-    """A file's workspace and documents in one statement: a folder walk asks for each file, and
-    three statements cost it two round trips more per file (issue #33)."""
+    files: Sequence[tuple[str, str]],
+) -> list[Located]:
+    """Where each (source, content digest) of a folder walk's files stands, in one statement: a
+    statement for each file, and one for each of its documents, cost the walk round trips that
+    each took a share of the cores the model needs (issue #33)."""
     params: dict[str, Any] = {
         "workspace": workspace,
-        "source": source,
-        "content_sha256": content_sha256,
+        "sources": [source for source, _ in files],
+        "digests": [digest for _, digest in files],
     }
     if owner_id is not None:
         params["owner_id"] = owner_id
-    row = (await conn.execute(_locate_statement(owner_id is not None), params)).first()
-    if row is None:
-        return Located(None, None, None)
-    return Located(row[0], row[1], row[2])
+    rows = (await conn.execute(_locate_statement(owner_id is not None), params)).all()
+    if not rows:  # no such workspace
+        return [Located(None, None, None) for _ in files]
+    return [Located(row[0], row[1], row[2]) for row in rows]
 
 
 async def source_digests(
@@ -254,19 +251,50 @@ async def source_digests(
     return {row.source: row.content_sha256 for row in await conn.execute(statement)}
 
 
+@dataclass(frozen=True, slots=True)
+class NewDocument:
+    """A document's row, to insert (`insert_documents`)."""
+
+    workspace_id: UUID
+    owner_id: UUID | None
+    title: str
+    source: str | None
+    media_type: str
+    visibility: Visibility
+    tags: Sequence[str]
+    content: str
+    content_sha256: str
+    derived_from: Sequence[UUID] | None = None
+    agent_key_id: UUID | None = None
+    agent_client_id: str | None = None
+
+
 # Written as text, once: a statement built for each document (its columns, the returned row,
-# the workspace's slug joined on) cost more of a folder walk's CPU than the insert itself.
+# the workspace's slug joined on) cost more of a folder walk's CPU than the insert itself. The
+# documents come as arrays, one per column; tags and sources as JSON (an array of arrays must be
+# rectangular). Each is given its id, by which the caller finds its row among those returned.
 _RETURNED = [column.name for column in _DOCUMENT_COLUMNS if column.table is documents]
-_INSERT_DOCUMENT = text(
+_INSERT_DOCUMENTS = text(
     f"""
 WITH inserted AS (
-  INSERT INTO documents (workspace_id, owner_id, title, source, media_type, visibility, tags,
-                         content, content_sha256, derived_from, agent_key_id, agent_client_id)
-  VALUES (CAST(:workspace_id AS uuid), CAST(:owner_id AS uuid), CAST(:title AS text),
-          CAST(:source AS text), CAST(:media_type AS text), CAST(:visibility AS text),
-          CAST(:tags AS text[]), CAST(:content AS text), CAST(:content_sha256 AS text),
-          CAST(:derived_from AS uuid[]), CAST(:agent_key_id AS uuid),
-          CAST(:agent_client_id AS text))
+  INSERT INTO documents (id, workspace_id, owner_id, title, source, media_type, visibility,
+                         tags, content, content_sha256, derived_from, agent_key_id,
+                         agent_client_id)
+  SELECT r.id, r.workspace_id, r.owner_id, r.title, r.source, r.media_type, r.visibility,
+         ARRAY(SELECT jsonb_array_elements_text(CAST(r.tags AS jsonb))), r.content,
+         r.content_sha256,
+         CASE WHEN r.derived_from IS NOT NULL THEN
+           ARRAY(SELECT CAST(jsonb_array_elements_text(CAST(r.derived_from AS jsonb)) AS uuid))
+         END,
+         r.agent_key_id, r.agent_client_id
+  FROM unnest(CAST(:ids AS uuid[]), CAST(:workspace_ids AS uuid[]),
+              CAST(:owner_ids AS uuid[]), CAST(:titles AS text[]), CAST(:sources AS text[]),
+              CAST(:media_types AS text[]), CAST(:visibilities AS text[]),
+              CAST(:tags AS text[]), CAST(:contents AS text[]), CAST(:digests AS text[]),
+              CAST(:derived_from AS text[]), CAST(:agent_key_ids AS uuid[]),
+              CAST(:agent_client_ids AS text[]))
+       AS r(id, workspace_id, owner_id, title, source, media_type, visibility, tags, content,
+            content_sha256, derived_from, agent_key_id, agent_client_id)
   RETURNING workspace_id, {", ".join(_RETURNED)}
 )
 SELECT {", ".join(f"i.{name}" for name in _RETURNED)}, w.slug AS workspace, 0 AS chunk_count
@@ -274,42 +302,34 @@ FROM inserted i JOIN workspaces w ON w.id = i.workspace_id"""
 )
 
 
-async def insert_document(
-    conn: WriteConnection,
-    *,
-    workspace_id: UUID,
-    owner_id: UUID | None,
-    title: str,
-    source: str | None,
-    media_type: str,
-    visibility: Visibility,
-    tags: list[str],
-    content: str,
-    content_sha256: str,
-    derived_from: Sequence[UUID] | None = None,
-    agent_key_id: UUID | None = None,
-    agent_client_id: str | None = None,
-) -> Document:
-    """The new row as a reply shows it, before its chunks are written (none counted yet): read
-    back from the insert itself, rather than by reading the document, content and all, again."""
+async def insert_documents(conn: WriteConnection, new: Sequence[NewDocument]) -> list[Document]:
+    """The new rows as a reply shows them, in the order given, before their chunks are written
+    (none counted yet): read back from the insert itself, rather than by reading the documents,
+    content and all, again."""
+    ids = [uuid4() for _ in new]
     result = await conn.execute(
-        _INSERT_DOCUMENT,
+        _INSERT_DOCUMENTS,
         {
-            "workspace_id": workspace_id,
-            "owner_id": owner_id,
-            "title": title,
-            "source": source,
-            "media_type": media_type,
-            "visibility": visibility,
-            "tags": tags,
-            "content": content,
-            "content_sha256": content_sha256,
-            "derived_from": list(derived_from) if derived_from is not None else None,
-            "agent_key_id": agent_key_id,
-            "agent_client_id": agent_client_id,
+            "ids": ids,
+            "workspace_ids": [row.workspace_id for row in new],
+            "owner_ids": [row.owner_id for row in new],
+            "titles": [row.title for row in new],
+            "sources": [row.source for row in new],
+            "media_types": [row.media_type for row in new],
+            "visibilities": [row.visibility for row in new],
+            "tags": [json.dumps(list(row.tags)) for row in new],
+            "contents": [row.content for row in new],
+            "digests": [row.content_sha256 for row in new],
+            "derived_from": [
+                None if row.derived_from is None else json.dumps([str(i) for i in row.derived_from])
+                for row in new
+            ],
+            "agent_key_ids": [row.agent_key_id for row in new],
+            "agent_client_ids": [row.agent_client_id for row in new],
         },
     )
-    return Document.model_validate(dict(result.mappings().one()))
+    inserted = {row["id"]: Document.model_validate(dict(row)) for row in result.mappings()}
+    return [inserted[document_id] for document_id in ids]
 
 
 @dataclass(frozen=True, slots=True)

@@ -132,19 +132,27 @@ async def _write_chunks(
 ) -> None:
     """Write the chunks with their postings; an `org` document's count in the BM25 statistics
     in the same statement."""
-    chunks = len(indexed.pieces)
+    await _index(
+        conn,
+        [
+            index.DocumentChunks(
+                document_id=document_id,
+                workspace_id=workspace_id,
+                private_owner_id=private_owner_id,
+                title=title,
+                pieces=indexed.pieces,
+                vectors=indexed.vectors,
+                counted=visibility == "org",
+                page_starts=page_starts,
+            )
+        ],
+    )
+
+
+async def _index(conn: WriteConnection, documents: Sequence[index.DocumentChunks]) -> None:
+    chunks = sum(len(document.pieces) for document in documents)
     with tracing.span("ingest.index", {"corpus.ingest.chunks": chunks}):
-        await index.insert_chunks(
-            conn,
-            document_id=document_id,
-            workspace_id=workspace_id,
-            private_owner_id=private_owner_id,
-            title=title,
-            pieces=indexed.pieces,
-            vectors=indexed.vectors,
-            counted=visibility == "org",
-            page_starts=page_starts,
-        )
+        await index.insert_chunks(conn, documents)
 
 
 async def _keep_original(
@@ -258,45 +266,97 @@ async def _create(
 
     if indexed is None:
         indexed = await _embed(embedder, data.title, data.content)
-    inserted = await queries.insert_document(
+    (document,) = await _insert_new(
         conn,
-        workspace_id=workspace_id,
-        owner_id=principal.user_id,
-        title=data.title,
-        source=data.source,
-        media_type=media_type,
-        visibility=data.visibility,
-        tags=data.tags,
-        content=data.content,
-        content_sha256=digest,
-        derived_from=derived_from,
-        agent_key_id=principal.key_id,
-        agent_client_id=principal.client_id,
+        principal,
+        workspace_id,
+        [
+            _New(
+                data,
+                digest,
+                indexed,
+                media_type,
+                page_starts=page_starts,
+                original=original,
+                derived_from=derived_from,
+            )
+        ],
     )
-    document_id = inserted.id
-    await _write_chunks(
-        conn,
-        indexed,
-        document_id=document_id,
-        workspace_id=workspace_id,
-        private_owner_id=principal.user_id if data.visibility == "private" else None,
-        title=data.title,
-        visibility=data.visibility,
-        page_starts=page_starts,
-    )
-    await _keep_original(conn, document_id, original)
-    await queries.write_links(
-        conn,
-        document_id=document_id,
-        workspace_id=workspace_id,
-        links=links.extract(data.content, data.source),
-        first=True,
-    )
-    await _audit_agent(conn, principal, "document.create", document_id, {"title": data.title})
-    # What the reply says, without reading the document back (content and all): every field
-    # came back from the insert, and its chunks were just written.
-    document = inserted.model_copy(update={"chunk_count": len(indexed.pieces)})
     return DocumentCreated(**document.model_dump(), unchanged=False)
+
+
+@dataclass(frozen=True, slots=True)
+class _New:
+    """A new document, checked, with its chunks embedded: what `_insert_new` writes."""
+
+    data: DocumentCreate
+    content_sha256: str
+    indexed: Indexed
+    media_type: str
+    page_starts: Sequence[int] | None = None
+    original: FileUpload | None = None
+    derived_from: Sequence[UUID] | None = None
+
+
+async def _insert_new(
+    conn: WriteConnection, principal: Principal, workspace_id: UUID, new: Sequence[_New]
+) -> list[Document]:
+    """Write new documents of `principal`'s into a workspace: their rows in one statement and
+    all their chunks in another, then what some have beside them (a PDF's file, links, an
+    agent's audit entry). Returns what a reply says of each, without reading it back."""
+    inserted = await queries.insert_documents(
+        conn,
+        [
+            queries.NewDocument(
+                workspace_id=workspace_id,
+                owner_id=principal.user_id,
+                title=item.data.title,
+                source=item.data.source,
+                media_type=item.media_type,
+                visibility=item.data.visibility,
+                tags=item.data.tags,
+                content=item.data.content,
+                content_sha256=item.content_sha256,
+                derived_from=item.derived_from,
+                agent_key_id=principal.key_id,
+                agent_client_id=principal.client_id,
+            )
+            for item in new
+        ],
+    )
+    await _index(
+        conn,
+        [
+            index.DocumentChunks(
+                document_id=document.id,
+                workspace_id=workspace_id,
+                private_owner_id=principal.user_id if item.data.visibility == "private" else None,
+                title=item.data.title,
+                pieces=item.indexed.pieces,
+                vectors=item.indexed.vectors,
+                counted=item.data.visibility == "org",
+                page_starts=item.page_starts,
+            )
+            for document, item in zip(inserted, new, strict=True)
+        ],
+    )
+    for document, item in zip(inserted, new, strict=True):
+        await _keep_original(conn, document.id, item.original)
+        await queries.write_links(
+            conn,
+            document_id=document.id,
+            workspace_id=workspace_id,
+            links=links.extract(item.data.content, item.data.source),
+            first=True,
+        )
+        await _audit_agent(
+            conn, principal, "document.create", document.id, {"title": item.data.title}
+        )
+    # Every field came back from the insert, and the chunks were just written.
+    return [
+        document.model_copy(update={"chunk_count": len(item.indexed.pieces)})
+        for document, item in zip(inserted, new, strict=True)
+    ]
 
 
 async def _audit_agent(
@@ -867,45 +927,95 @@ async def ingest_prepared(
     principal: Principal,
     embedder: Embedder,
     settings: Settings,
-    prepared: PreparedFile,
-    vectors: np.ndarray | None,
-) -> tuple[IngestOutcome, Document]:
-    """Add a prepared file, or update the document that came from the same source, with its
-    chunks' `vectors` (None: embedded here). The workspace is created when missing (its
-    license then comes from policy). Unchanged content writes nothing.
+    files: Sequence[tuple[PreparedFile, np.ndarray | None]],
+) -> list[tuple[IngestOutcome, Document]]:
+    """Add each prepared file of one workspace, or update the document that came from the same
+    source, with its chunks' vectors (None: embedded here), in order, as one after the other
+    would. The workspace is created when missing (its license then comes from policy).
+    Unchanged content writes nothing.
+
+    The files are looked up in one statement, and the new ones written together (`_insert_new`):
+    a folder walk writes the files ready at once, and a few statements for each cost it round
+    trips that took a share of the cores the model needs (issue #33).
 
     Raises:
         ValidationFailed, TooLarge: as `create`.
     """
     _require_editor(principal)
-    slug = prepared.document.workspace
+    if not files:
+        return []
+    slug = files[0][0].document.workspace
     assert slug is not None
-    located = await queries.locate_file(
+    assert all(prepared.document.workspace == slug for prepared, _ in files)
+    where = await queries.locate_files(
         conn,
         workspace=slug,
         owner_id=principal.user_id,
-        source=prepared.source,
-        content_sha256=prepared.content_sha256,
+        files=[(prepared.source, prepared.content_sha256) for prepared, _ in files],
     )
-    workspace_id = located.workspace_id
+    workspace_id = where[0].workspace_id
     if workspace_id is None:  # created now, as `ensure_workspace` does: it holds nothing yet
         workspace_id, _created = await workspaces_service.ensure_workspace(conn, principal, slug)
-        located = queries.Located(workspace_id, None, None)
-    return await _add_or_replace(
-        conn,
-        principal,
-        embedder,
-        settings,
-        Converted(
-            document=prepared.document,
-            media_type=prepared.media_type,
-            page_starts=prepared.page_starts,
-            original=prepared.original,
-        ),
-        workspace_id=workspace_id,
-        chunks=prepared.chunks,
-        indexed=None if vectors is None else Indexed(prepared.chunks.pieces, vectors),
-        located=located,
+        where = [queries.Located(workspace_id, None, None) for _ in files]
+    # A file is looked up again when one before it has its source or its content: writing that
+    # one may change what the lookup found. A file that has neither a document nor an earlier
+    # file's source or content is new: it is written with the other new ones, first.
+    sources: set[str] = set()
+    digests: set[str] = set()
+    fresh: list[bool] = []
+    new: list[int] = []
+    for i, (prepared, vectors) in enumerate(files):
+        fresh.append(prepared.source not in sources and prepared.content_sha256 not in digests)
+        sources.add(prepared.source)
+        digests.add(prepared.content_sha256)
+        found = where[i].by_source is not None or where[i].by_content is not None
+        # A file `create` would refuse (private, with no one to own it) goes there to be refused.
+        ownerless = prepared.document.visibility == "private" and principal.user_id is None
+        if fresh[i] and not found and not ownerless and vectors is not None:
+            new.append(i)
+    outcomes: dict[int, tuple[IngestOutcome, Document]] = {}
+    if new:
+        added = await _insert_new(conn, principal, workspace_id, [_new(*files[i]) for i in new])
+        outcomes |= {i: ("added", document) for i, document in zip(new, added, strict=True)}
+    for i, (prepared, vectors) in enumerate(files):
+        if i in outcomes:
+            continue
+        located = where[i]
+        if not fresh[i]:
+            (located,) = await queries.locate_files(
+                conn,
+                workspace=slug,
+                owner_id=principal.user_id,
+                files=[(prepared.source, prepared.content_sha256)],
+            )
+        outcomes[i] = await _add_or_replace(
+            conn,
+            principal,
+            embedder,
+            settings,
+            Converted(
+                document=prepared.document,
+                media_type=prepared.media_type,
+                page_starts=prepared.page_starts,
+                original=prepared.original,
+            ),
+            workspace_id=workspace_id,
+            chunks=prepared.chunks,
+            indexed=None if vectors is None else Indexed(prepared.chunks.pieces, vectors),
+            located=located,
+        )
+    return [outcomes[i] for i in range(len(files))]
+
+
+def _new(prepared: PreparedFile, vectors: np.ndarray | None) -> _New:
+    assert vectors is not None
+    return _New(
+        prepared.document,
+        prepared.content_sha256,
+        Indexed(prepared.chunks.pieces, vectors),
+        prepared.media_type,
+        page_starts=prepared.page_starts,
+        original=prepared.original,
     )
 
 
@@ -997,22 +1107,26 @@ async def load_sample(
     _id, created = await workspaces_service.ensure_workspace(conn, principal, SAMPLE_WORKSPACE)
     counts: dict[IngestOutcome, int] = {"added": 0, "updated": 0, "unchanged": 0}
     chunks = 0
+    prepared: list[tuple[PreparedFile, np.ndarray | None]] = []
     for path in files:
         data = await asyncio.to_thread(path.read_bytes)
-        prepared = await prepare_file(
-            LOCAL_ADMIN,
-            embedder,
-            settings,
-            converter=converter,
-            data=data,
-            source=str(path.resolve()),
-            workspace=SAMPLE_WORKSPACE,
-            visibility="org",
-            tags=SAMPLE_TAGS,
+        prepared.append(
+            (
+                await prepare_file(
+                    LOCAL_ADMIN,
+                    embedder,
+                    settings,
+                    converter=converter,
+                    data=data,
+                    source=str(path.resolve()),
+                    workspace=SAMPLE_WORKSPACE,
+                    visibility="org",
+                    tags=SAMPLE_TAGS,
+                ),
+                None,
+            )
         )
-        outcome, document = await ingest_prepared(
-            conn, LOCAL_ADMIN, embedder, settings, prepared, None
-        )
+    for outcome, document in await ingest_prepared(conn, LOCAL_ADMIN, embedder, settings, prepared):
         counts[outcome] += 1
         chunks += document.chunk_count if outcome != "unchanged" else 0
     return SampleLoaded(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from uuid import UUID
 
@@ -74,44 +75,51 @@ def chunk(content: str, *, title: str, embedder: Embedder) -> list[ChunkPiece]:
     )
 
 
-async def insert_chunks(
-    conn: WriteConnection,
-    *,
-    document_id: UUID,
-    workspace_id: UUID,
-    private_owner_id: UUID | None,
-    title: str,
-    pieces: Sequence[ChunkPiece],
-    vectors: np.ndarray,
-    counted: bool,
-    page_starts: Sequence[int] | None = None,
-) -> None:
-    """Write a document's chunks; `counted` (an `org` document's chunks), with their share of
-    the BM25 statistics; `page_starts`, a PDF's (where each page starts in the content), gives
-    each chunk its page."""
-    rows = [
-        queries.ChunkRow(
-            ordinal=piece.ordinal,
-            heading_path=piece.heading_path,
-            text=piece.text,
-            start=piece.start,
-            end=piece.end,
-            token_count=piece.token_count,
-            embedding=vector,
-            page=None if page_starts is None else page_of(piece.start, piece.end, page_starts),
+@dataclass(frozen=True, slots=True)
+class DocumentChunks:
+    """A document's chunks and their vectors, to write; `counted` (an `org` document's): with
+    their share of the BM25 statistics; `page_starts`, a PDF's (where each page starts in the
+    content): each chunk then has its page."""
+
+    document_id: UUID
+    workspace_id: UUID
+    private_owner_id: UUID | None
+    title: str
+    pieces: Sequence[ChunkPiece]
+    vectors: np.ndarray
+    counted: bool
+    page_starts: Sequence[int] | None = None
+
+
+async def insert_chunks(conn: WriteConnection, documents: Sequence[DocumentChunks]) -> None:
+    """Write documents' chunks, all in one statement (`queries.WRITE_CHUNKS`)."""
+    written = [
+        queries.DocumentChunks(
+            document_id=document.document_id,
+            workspace_id=document.workspace_id,
+            private_owner_id=document.private_owner_id,
+            title=document.title,
+            rows=[
+                queries.ChunkRow(
+                    ordinal=piece.ordinal,
+                    heading_path=piece.heading_path,
+                    text=piece.text,
+                    start=piece.start,
+                    end=piece.end,
+                    token_count=piece.token_count,
+                    embedding=vector,
+                    page=None
+                    if document.page_starts is None
+                    else page_of(piece.start, piece.end, document.page_starts),
+                )
+                for piece, vector in zip(document.pieces, document.vectors, strict=True)
+            ],
+            counted=document.counted,
         )
-        for piece, vector in zip(pieces, vectors, strict=True)
+        for document in documents
     ]
-    await queries.insert_chunks(
-        conn,
-        document_id=document_id,
-        workspace_id=workspace_id,
-        private_owner_id=private_owner_id,
-        title=title,
-        rows=rows,
-        counted=counted,
-    )
-    metrics.indexed(len(rows))
+    await queries.insert_chunks(conn, written)
+    metrics.indexed(sum(len(document.rows) for document in written))
 
 
 def page_of(start: int, end: int, page_starts: Sequence[int]) -> int | None:

@@ -63,10 +63,17 @@ class ChunkRow:
     page: int | None = None
 
 
-def _tsv(head_words: str, head_wholes: str, body_words: str, body_wholes: str) -> str:
-    """The lexemes of a chunk, as SQL: title (weight A, the `:title_words` and `:title_wholes`
-    parameters), heading path (B) and text, each as `identifiers.lexable` rewrites it (words
-    for the parser, and whole identifiers as a tsvector literal), from the SQL given."""
+def _tsv(
+    title_words: str,
+    title_wholes: str,
+    head_words: str,
+    head_wholes: str,
+    body_words: str,
+    body_wholes: str,
+) -> str:
+    """The lexemes of a chunk, as SQL: title (weight A), heading path (B) and text, each as
+    `identifiers.lexable` rewrites it (words for the parser, and whole identifiers as a
+    tsvector literal), from the SQL expressions given."""
 
     def field(words: str, wholes: str) -> str:
         return (
@@ -75,7 +82,7 @@ def _tsv(head_words: str, head_wholes: str, body_words: str, body_wholes: str) -
         )
 
     return (
-        f"setweight({field(':title_words', ':title_wholes')}, 'A') "
+        f"setweight({field(title_words, title_wholes)}, 'A') "
         f"|| setweight({field(head_words, head_wholes)}, 'B') "
         f"|| {field(body_words, body_wholes)}"
     )
@@ -90,28 +97,54 @@ def _lexed_field(prefix: str, text: str) -> dict[str, str]:
     }
 
 
-def _chunk_columns(title: str, rows: Sequence[ChunkRow]) -> dict[str, Any]:
-    """`WRITE_CHUNKS`' parameters: each field of the chunks as one array, their fields lexed
-    (`identifiers`), their vectors as one flat array of the model's dimension each."""
-    heads = [_lexed_field("head", " ".join(row.heading_path)) for row in rows]
-    bodies = [_lexed_field("body", row.text) for row in rows]
-    vectors = np.stack([row.embedding for row in rows]).astype(np.float32, copy=False)
-    return _lexed_field("title", title) | {
-        "ordinals": [row.ordinal for row in rows],
-        # JSON: a PostgreSQL array of arrays must be rectangular, and paths differ in depth.
-        "heading_paths": [json.dumps(list(row.heading_path)) for row in rows],
-        "bodies": [row.text for row in rows],
-        "starts": [row.start for row in rows],
-        "ends": [row.end for row in rows],
-        "token_counts": [row.token_count for row in rows],
-        "pages": [row.page for row in rows],
-        "head_words": [head["head_words"] for head in heads],
-        "head_wholes": [head["head_wholes"] for head in heads],
-        "body_words": [body["body_words"] for body in bodies],
-        "body_wholes": [body["body_wholes"] for body in bodies],
-        "embeddings": vectors.ravel().tolist(),
-        "dim": vectors.shape[1],
-    }
+@dataclass(frozen=True, slots=True)
+class DocumentChunks:
+    """A document's chunks as `WRITE_CHUNKS` writes them; `counted` (an `org` document's): with
+    their share of the BM25 statistics."""
+
+    document_id: UUID
+    workspace_id: UUID
+    private_owner_id: UUID | None
+    title: str
+    rows: Sequence[ChunkRow]
+    counted: bool
+
+
+def _chunk_columns(documents: Sequence[DocumentChunks]) -> dict[str, Any]:
+    """`WRITE_CHUNKS`' parameters: each field of the chunks as one array, their document's with
+    them, their fields lexed (`identifiers`), their vectors as one flat array of the model's
+    dimension each."""
+    columns: dict[str, list[Any]] = {name: [] for name in _CHUNK_ARRAYS}
+    for document in documents:
+        title = _lexed_field("title", document.title)
+        for row in document.rows:
+            head = _lexed_field("head", " ".join(row.heading_path))
+            body = _lexed_field("body", row.text)
+            for name, value in (
+                ("document_ids", document.document_id),
+                ("workspace_ids", document.workspace_id),
+                ("private_owner_ids", document.private_owner_id),
+                ("counted", document.counted),
+                ("title_words", title["title_words"]),
+                ("title_wholes", title["title_wholes"]),
+                ("ordinals", row.ordinal),
+                # JSON: a PostgreSQL array of arrays must be rectangular, and paths differ.
+                ("heading_paths", json.dumps(list(row.heading_path))),
+                ("bodies", row.text),
+                ("starts", row.start),
+                ("ends", row.end),
+                ("token_counts", row.token_count),
+                ("pages", row.page),
+                ("head_words", head["head_words"]),
+                ("head_wholes", head["head_wholes"]),
+                ("body_words", body["body_words"]),
+                ("body_wholes", body["body_wholes"]),
+            ):
+                columns[name].append(value)
+    vectors = np.stack([row.embedding for document in documents for row in document.rows]).astype(
+        np.float32, copy=False
+    )
+    return columns | {"embeddings": vectors.ravel().tolist(), "dim": vectors.shape[1]}
 
 
 # A posting per (lexeme, chunk) of the chunks `{chunks}` names, with its write-time impact.
@@ -125,81 +158,86 @@ FROM {chunks} CROSS JOIN LATERAL unnest(c.tsv) AS t
 CROSS JOIN (SELECT lexeme_total::float8 / nullif(chunk_count, 0) AS avgdl
             FROM corpus_stats) AS s"""
 
-# A document's chunks, their lexemes and length, their postings and, when `counted`, their
-# share of the BM25 statistics, in one statement: the chunks come as arrays, one per field.
-# Three statements (a row each, then the postings, then the statistics) cost a folder walk a
-# round trip each per file, about a core-second per 1,000 files in the socket's `send` alone on
-# the machine whose two cores the local model needs (issue #33). Each chunk's length is
-# counted from its lexemes as it is written. The document frequencies are upserted in lexeme
-# order, so two concurrent writers lock shared lexemes in the same order and cannot deadlock.
+# The chunks' fields as `WRITE_CHUNKS` takes them, one array each (`_chunk_columns`), with the
+# SQL type of each.
+_CHUNK_ARRAYS = {
+    "document_ids": "uuid[]",
+    "workspace_ids": "uuid[]",
+    "private_owner_ids": "uuid[]",
+    "counted": "boolean[]",
+    "title_words": "text[]",
+    "title_wholes": "text[]",
+    "ordinals": "int[]",
+    "heading_paths": "text[]",
+    "bodies": "text[]",
+    "starts": "int[]",
+    "ends": "int[]",
+    "token_counts": "int[]",
+    "pages": "int[]",
+    "head_words": "text[]",
+    "head_wholes": "text[]",
+    "body_words": "text[]",
+    "body_wholes": "text[]",
+}
+_UNNESTED = ", ".join(f"CAST(:{name} AS {kind})" for name, kind in _CHUNK_ARRAYS.items())
+_LEXED = ("title_words", "title_wholes", "head_words", "head_wholes", "body_words", "body_wholes")
+_TSV = _tsv(*(f"r.{name}" for name in _LEXED))
+
+# Documents' chunks, their lexemes and length, their postings and the share of the BM25
+# statistics of those `counted`, in one statement: the chunks come as arrays, one per field,
+# each chunk with its document's fields. A statement per table cost a folder walk a round trip
+# each per file, and a statement per document one per file: about a core-second per 1,000
+# files in the socket's `send` alone on the machine whose two cores the local model needs
+# (issue #33); a walk writes the files ready together in one. Each chunk's length is counted
+# from its lexemes as it is written. The document frequencies are upserted in lexeme order, so
+# two concurrent writers lock shared lexemes in the same order and cannot deadlock.
 WRITE_CHUNKS = text(
     f"""
 WITH given AS (
-  SELECT r.*, {_tsv("r.head_words", "r.head_wholes", "r.body_words", "r.body_wholes")} AS tsv
-  FROM unnest(CAST(:ordinals AS int[]), CAST(:heading_paths AS text[]),
-              CAST(:bodies AS text[]), CAST(:starts AS int[]), CAST(:ends AS int[]),
-              CAST(:token_counts AS int[]), CAST(:pages AS int[]),
-              CAST(:head_words AS text[]), CAST(:head_wholes AS text[]),
-              CAST(:body_words AS text[]), CAST(:body_wholes AS text[]))
-       WITH ORDINALITY AS r(ordinal, heading_path, body, start_offset, end_offset, token_count,
-                            page, head_words, head_wholes, body_words, body_wholes, n)
+  SELECT r.*, {_TSV} AS tsv
+  FROM unnest({_UNNESTED})
+       WITH ORDINALITY AS r({", ".join(_CHUNK_ARRAYS)}, n)
 ),
 written AS (
   INSERT INTO chunks (document_id, workspace_id, private_owner_id, ordinal, heading_path, text,
                       start_offset, end_offset, token_count, embedding, page, tsv, lexeme_count)
-  SELECT CAST(:document_id AS uuid), CAST(:workspace_id AS uuid),
-         CAST(:private_owner_id AS uuid), g.ordinal,
-         ARRAY(SELECT jsonb_array_elements_text(CAST(g.heading_path AS jsonb))),
-         g.body, g.start_offset, g.end_offset, g.token_count,
+  SELECT g.document_ids, g.workspace_ids, g.private_owner_ids, g.ordinals,
+         ARRAY(SELECT jsonb_array_elements_text(CAST(g.heading_paths AS jsonb))),
+         g.bodies, g.starts, g.ends, g.token_counts,
          CAST((CAST(:embeddings AS real[]))[(g.n - 1) * :dim + 1 : g.n * :dim] AS vector),
-         g.page, g.tsv,
+         g.pages, g.tsv,
          coalesce((SELECT sum(cardinality(t.positions)) FROM unnest(g.tsv) AS t), 0)
   FROM given g
-  RETURNING id, workspace_id, private_owner_id, tsv, lexeme_count
+  RETURNING id, workspace_id, private_owner_id, tsv, lexeme_count, document_id
+),
+counted AS (
+  SELECT w.* FROM written w
+  JOIN (SELECT DISTINCT document_ids FROM given WHERE counted) AS d
+    ON d.document_ids = w.document_id
 ),
 postings AS ({_POSTINGS.format(chunks="written c")}),
 frequencies AS (
   INSERT INTO lexeme_stats (lexeme, df)
-  SELECT t.lexeme, count(*) FROM written c CROSS JOIN LATERAL unnest(c.tsv) AS t
-  WHERE CAST(:counted AS boolean)
+  SELECT t.lexeme, count(*) FROM counted c CROSS JOIN LATERAL unnest(c.tsv) AS t
   GROUP BY t.lexeme ORDER BY t.lexeme
   ON CONFLICT (lexeme) DO UPDATE SET df = lexeme_stats.df + EXCLUDED.df
 )
 UPDATE corpus_stats SET chunk_count = chunk_count + d.n, lexeme_total = lexeme_total + d.total
-FROM (SELECT count(*) AS n, coalesce(sum(lexeme_count), 0) AS total FROM written) AS d
-WHERE CAST(:counted AS boolean)"""
+FROM (SELECT count(*) AS n, coalesce(sum(lexeme_count), 0) AS total FROM counted) AS d
+WHERE d.n > 0"""
 ).bindparams(bindparam("k1", type_=Float()), bindparam("b", type_=Float()))
 
 
-async def insert_chunks(
-    conn: WriteConnection,
-    *,
-    document_id: UUID,
-    workspace_id: UUID,
-    private_owner_id: UUID | None,
-    title: str,
-    rows: Sequence[ChunkRow],
-    counted: bool,
-) -> None:
-    """Insert a document's chunks, their lexemes and their postings; `counted` (an `org`
-    document's), their share of the BM25 statistics too."""
-    if not rows:
+async def insert_chunks(conn: WriteConnection, documents: Sequence[DocumentChunks]) -> None:
+    """Insert documents' chunks, their lexemes and their postings; those `counted` (`org`
+    documents'), with their share of the BM25 statistics too."""
+    documents = [document for document in documents if document.rows]
+    if not documents:
         return
     # Lexing every chunk is CPU work over the whole document: in a thread, as its chunking is,
     # so a large upload does not hold the event loop.
-    values = await asyncio.to_thread(_chunk_columns, title, rows)
-    await conn.execute(
-        WRITE_CHUNKS,
-        values
-        | {
-            "document_id": document_id,
-            "workspace_id": workspace_id,
-            "private_owner_id": private_owner_id,
-            "counted": counted,
-            "k1": BM25_K1,
-            "b": BM25_B,
-        },
-    )
+    values = await asyncio.to_thread(_chunk_columns, documents)
+    await conn.execute(WRITE_CHUNKS, values | {"k1": BM25_K1, "b": BM25_B})
 
 
 # The postings of a document's chunks as the table holds them (after their lexemes were
@@ -252,7 +290,14 @@ async def delete_chunks(conn: WriteConnection, document_id: UUID) -> None:
 # by the migration that re-lexed every chunk when identifiers joined the lexemes (0016).
 RELEX = text(
     "UPDATE chunks SET tsv = "
-    + _tsv(":head_words", ":head_wholes", ":body_words", ":body_wholes")
+    + _tsv(
+        ":title_words",
+        ":title_wholes",
+        ":head_words",
+        ":head_wholes",
+        ":body_words",
+        ":body_wholes",
+    )
     + " WHERE id = :b_chunk_id"
 )
 CHUNKS_TO_RELEX = text(

@@ -1,5 +1,6 @@
-"""`corpus ingest`'s pipeline: chunks of several files share an embedding call, each file is
-written in a transaction of its own, and a file that fails fails alone."""
+"""`corpus ingest`'s pipeline: chunks of several files share an embedding call, the files
+embedded together share a transaction, each file is written whole or not at all, and a file that
+fails fails alone."""
 
 from __future__ import annotations
 
@@ -108,8 +109,10 @@ async def test_files_share_embedding_calls_and_a_failing_file_fails_alone(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # The planner's statistics are refreshed after 4 files written, then after 8 (not 16).
+    # The planner's statistics are refreshed after 4 files written, then after 8 (not 16); the
+    # files are written three at most to a transaction, so no group passes both.
     monkeypatch.setattr(ingest, "ANALYZE_AFTER", 4)
+    monkeypatch.setattr(ingest, "WRITE_GROUP", 3)
     files = []
     for i in range(12):
         path = tmp_path / f"note-{i:02d}.md"
@@ -198,3 +201,104 @@ async def test_an_embedding_call_stops_short_of_a_batch_rather_than_pass_it(
     # all six are); every later one finds the other files ready, and takes two of them.
     assert sum(map(len, calls)) == 12
     assert max(map(len, calls)) == 4
+
+
+def notes(folder: Path, title: str, count: int, line: str) -> list[Path]:
+    """`count` Markdown files, the i-th titled `{title} {i}` and saying `line` with its i."""
+    paths = []
+    for i in range(count):
+        path = folder / f"{title.lower()}-{i}.md"
+        path.write_text(f"# {title} {i}\n\n{line.format(i=i)}\n")
+        paths.append(path)
+    return paths
+
+
+async def test_files_embedded_together_are_written_in_one_transaction_each_whole(
+    settings: Settings, server_url: str, data_dir: Path, tmp_path: Path
+) -> None:
+    # Eight files, two of them the same text, one a long one of several chunks: the model
+    # waits in its first call until all are converted, so the next call embeds the rest and
+    # the writer finds them ready together.
+    files = notes(tmp_path, "Note", 6, "Egret {i} fishes the tide pools at dawn.")
+    twin = tmp_path / "twin.md"
+    twin.write_bytes(files[2].read_bytes())
+    long = tmp_path / "long.md"
+    sections = "\n\n".join(
+        f"## Part {p}\n\n" + " ".join(f"Curlew {p} probes mud flat {w}." for w in range(60))
+        for p in range(2)
+    )
+    long.write_text(f"# Long\n\n{sections}\n")
+    walk = [*files, twin, long]
+    async with pipeline(settings, server_url, data_dir, "corpus_ingest_group", len(walk)) as walks:
+        report = await walks.walk(walk)
+        async with walks.db.read() as conn:
+            documents = (
+                await conn.execute(
+                    text("SELECT id, title, content, xmin::text AS tx FROM documents")
+                )
+            ).all()
+            strays = (
+                await conn.execute(
+                    text(
+                        "SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id "
+                        "WHERE strpos(d.content, c.text) = 0"
+                    )
+                )
+            ).scalar_one()
+            per_document: dict[str, int] = dict(
+                (
+                    await conn.execute(
+                        text(
+                            "SELECT d.title, count(c.id) FROM documents d "
+                            "JOIN chunks c ON c.document_id = d.id GROUP BY d.title"
+                        )
+                    )
+                ).all()
+            )
+            stats = (await conn.execute(text("SELECT chunk_count FROM corpus_stats"))).one()
+            postings = (
+                await conn.execute(text("SELECT count(DISTINCT chunk_id) FROM chunk_terms"))
+            ).scalar_one()
+        calls = walks.embedder.calls
+
+    # A transaction for each call at most (a row's xmin is the transaction that inserted it):
+    # the files embedded together were written together.
+    assert len({row.tx for row in documents}) <= len(calls) < len(documents)
+    # The twin holds a file's very content: unchanged, as one after the other would have it.
+    assert (report.counts["added"], report.counts["unchanged"]) == (7, 1)
+    assert sorted(row.title for row in documents) == sorted(
+        [*(f"Note {i}" for i in range(6)), "Long"]
+    )
+    # Each chunk went to its own document, each document's chunks all written and counted.
+    assert strays == 0
+    assert per_document["Long"] > 1
+    assert sum(per_document.values()) == report.chunks == stats.chunk_count == postings
+
+
+async def test_a_group_with_a_file_that_fails_when_written_writes_the_others_alone(
+    settings: Settings, server_url: str, data_dir: Path, tmp_path: Path
+) -> None:
+    # A second walk finds one file changed to a text the model refuses: its update embeds
+    # when written, and fails there, inside the group's transaction. The group rolls back and
+    # each file is written again alone: the new files and the other update land.
+    first = notes(tmp_path, "Old", 3, "A godwit {i} rests on one leg.")
+    async with pipeline(settings, server_url, data_dir, "corpus_ingest_group_fail", 3) as walks:
+        await walks.walk(first)
+        first[0].write_text("# Old 0\n\nDeadly nightshade grows by the wall.\n")
+        first[1].write_text("# Old 1\n\nA godwit rests on both legs now.\n")
+        fresh = notes(tmp_path, "New", 3, "A knot {i} turns with the flock.")
+        report = await walks.walk([*first, *fresh])
+        async with walks.db.read() as conn:
+            contents: dict[str, str] = dict(
+                (await conn.execute(text("SELECT title, content FROM documents"))).all()
+            )
+            stats = (await conn.execute(text("SELECT chunk_count FROM corpus_stats"))).one()
+            chunks = (await conn.execute(text("SELECT count(*) FROM chunks"))).scalar_one()
+
+    assert [Path(source).name for source, _ in report.failures] == ["old-0.md"]
+    assert (report.counts["added"], report.counts["updated"]) == (3, 1)
+    assert report.counts["unchanged"] == 1
+    assert "godwit 0 rests" in contents["Old 0"]  # the failed update left its document
+    assert "both legs" in contents["Old 1"]
+    assert {f"New {i}" for i in range(3)} <= contents.keys()
+    assert stats.chunk_count == chunks
