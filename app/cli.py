@@ -301,9 +301,8 @@ def _bench(args: argparse.Namespace) -> int:
         f"ingest: {with_model['chunks_per_s']} chunks/s ({with_model['chunks']} chunks of "
         f"{with_model['documents']} {with_model['text']} files through `corpus ingest`, "
         f"{with_model['provider']}); the model alone on the same chunks in batches of 16, "
-        f"before and after: {with_model['model_alone_before_chunks_per_s']} and "
-        f"{with_model['model_alone_after_chunks_per_s']} chunks/s (share of their mean "
-        f"{with_model['share_of_model_rate']})"
+        f"before, between and after the walk's parts: {with_model['model_alone_chunks_per_s']} "
+        f"chunks/s (share {with_model['share_of_model_rate']})"
     )
     embedding = report["query_embedding"]
     print(

@@ -195,8 +195,15 @@ async def test_an_embedding_call_stops_short_of_a_batch_rather_than_pass_it(
     async with pipeline(settings, server_url, data_dir, "corpus_ingest_batches", 6) as walks:
         report = await walks.walk(files)
         calls = walks.embedder.calls
+        async with walks.db.read() as conn:
+            transactions = (
+                await conn.execute(text("SELECT count(DISTINCT xmin::text) FROM documents"))
+            ).scalar_one()
 
     assert report.counts["added"] == 6
+    # The writer waited for more files than a call holds (`WRITE_AT_LEAST`, or the walk's end):
+    # the six files of three calls were written in one transaction.
+    assert transactions == 1
     # The first call may go before the rest are converted (it waits inside the model until
     # all six are); every later one finds the other files ready, and takes two of them.
     assert sum(map(len, calls)) == 12
