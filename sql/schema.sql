@@ -500,8 +500,6 @@ CREATE INDEX ix_chunk_terms_lexeme_impact ON public.chunk_terms USING btree (lex
 
 CREATE INDEX ix_chunks_embedding_hnsw ON public.chunks USING hnsw (embedding public.vector_cosine_ops) WITH (m='16', ef_construction='200');
 
-CREATE INDEX ix_chunks_tsv ON public.chunks USING gin (tsv);
-
 CREATE INDEX ix_chunks_workspace_id ON public.chunks USING btree (workspace_id);
 
 CREATE INDEX ix_document_links_target_id ON public.document_links USING btree (target_id);

@@ -352,7 +352,8 @@ chunks = Table(
         postgresql_with={"m": 16, "ef_construction": 200},
         postgresql_ops={"embedding": "vector_cosine_ops"},
     ),
-    Index(None, "tsv", postgresql_using="gin"),
+    # No index on `tsv`: the keyword half reads the postings, and a quoted phrase is tested on
+    # each candidate row (migration 0022).
     Index(None, "workspace_id"),
     CheckConstraint("start_offset >= 0 AND end_offset >= start_offset", name="offsets"),
 )
