@@ -38,6 +38,7 @@ from app.documents import service as documents_service
 from app.documents.convert import to_markdown
 from app.documents.schemas import DocumentCreate
 from app.documents.worker import Converter
+from app.errors import ValidationFailed
 from app.rag import index
 from app.rag.chunking import ChunkPiece, count_tokens
 from app.rag.embeddings import make_embedder
@@ -220,15 +221,16 @@ async def measure_ingest_files(
     from 61 to 70 chunks/s between two passes minutes apart, and its CPU per pass by 7%, as
     much as the share it is the measure of (issue #33); passes on both sides of every part of
     the walk follow that drift where one pass before the walk does not."""
+    if not documents:
+        raise ValidationFailed("the ingest measurement needs at least one document")
     paths = markdown_files(documents, folder)
     texts: list[list[str]] = []  # each file's
     for path in paths:
         converted = to_markdown(path.read_bytes(), filename=path.name, content_type=None)
         title = converted.title or path.stem
         texts.append((await documents_service.chunked(embedder, title, converted.markdown)).texts)
-    size = max(1, -(-len(paths) // INGEST_PARTS))
+    size = -(-len(paths) // INGEST_PARTS)
     parts = [range(start, min(start + size, len(paths))) for start in range(0, len(paths), size)]
-    parts = parts or [range(0)]
 
     async def model_alone(part: range) -> tuple[int, float]:
         batch = [text for i in part for text in texts[i]]
