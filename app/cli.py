@@ -302,7 +302,9 @@ def _bench(args: argparse.Namespace) -> int:
         f"{with_model['documents']} {with_model['text']} files through `corpus ingest`, "
         f"{with_model['provider']}); the model alone on the same chunks in batches of 16, "
         f"before, between and after the walk's parts: {with_model['model_alone_chunks_per_s']} "
-        f"chunks/s (share {with_model['share_of_model_rate']})"
+        f"chunks/s (share {with_model['share_of_model_rate']}); in one call per part: "
+        f"{with_model['model_alone_one_call_chunks_per_s']} chunks/s "
+        f"(share {with_model['share_of_one_call_rate']})"
     )
     embedding = report["query_embedding"]
     print(

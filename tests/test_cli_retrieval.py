@@ -205,10 +205,20 @@ async def test_bench_measures_latency_recall_and_ingest_on_a_small_corpus(
     # The model alone before each part of the walk and after the last, between them the walk.
     parts = with_model["parts"]
     assert len(parts["model_alone_chunks_per_s"]) == len(parts["ingest_chunks_per_s"]) + 1
-    assert min(parts["model_alone_chunks_per_s"] + parts["ingest_chunks_per_s"]) > 0
+    assert len(parts["model_alone_one_call_chunks_per_s"]) == len(parts["model_alone_chunks_per_s"])
+    assert (
+        min(
+            parts["model_alone_chunks_per_s"]
+            + parts["model_alone_one_call_chunks_per_s"]
+            + parts["ingest_chunks_per_s"]
+        )
+        > 0
+    )
     # The product's rate over the model's (the hash embedder's "model" is all but free here).
     share = with_model["chunks_per_s"] / with_model["model_alone_chunks_per_s"]
     assert with_model["share_of_model_rate"] == pytest.approx(share, abs=0.01)
+    one_call = with_model["chunks_per_s"] / with_model["model_alone_one_call_chunks_per_s"]
+    assert with_model["share_of_one_call_rate"] == pytest.approx(one_call, abs=0.01)
     for clients in ("one_client", "8_clients"):
         embedding = report["query_embedding"][clients]
         assert 0 < embedding["p50"] <= embedding["p95"]

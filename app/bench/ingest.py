@@ -35,6 +35,10 @@ class IngestReport:
 # a call per file left the model idle between them while the next file was converted, lexed
 # and written (issue #33: the product ran at 0.6 of the model's rate).
 EMBED_BATCH = 16
+# Embedding calls in flight: while one call's last text runs, the model's other thread takes
+# the next call's first. With one call at a time, a core stood idle for each call's last text,
+# 0.8 s of a 12 s walk (issue #33).
+EMBED_CALLS = 2
 # Files converted and chunked ahead of the model, and embedded ahead of the writer: enough to
 # keep the model fed while a large file converts, few enough to bound the memory they hold.
 AHEAD = 32
@@ -66,8 +70,8 @@ async def ingest_paths(
 ) -> IngestReport:
     """Ingest `files` as a pipeline of three stages that overlap: conversion and chunking (as
     many files at once as there are conversion workers), embedding (the chunks of several files
-    in one call), and writing (the files embedded together in one transaction, each file
-    written whole or not at all, and a file that fails fails alone)."""
+    in one call, `EMBED_CALLS` calls at once), and writing (the files embedded together in one
+    transaction, each file written whole or not at all, and a file that fails fails alone)."""
     report = IngestReport()
     async with db.write() as conn:
         _id, created = await workspaces_service.ensure_workspace(conn, LOCAL_ADMIN, workspace)
@@ -80,7 +84,7 @@ async def ingest_paths(
     converted: asyncio.Queue[PreparedFile | None] = asyncio.Queue(AHEAD)
     embedded: asyncio.Queue[tuple[PreparedFile, Vectors | None] | None] = asyncio.Queue(AHEAD)
     preparers = max(1, settings.convert_workers)
-    finished = 0
+    finished = embedding = 0
 
     def failed(name: str, source: str, exc: AppError | OSError) -> None:
         report.counts["failed"] += 1
@@ -116,12 +120,14 @@ async def ingest_paths(
             await converted.put(None)
 
     async def embed() -> None:
+        nonlocal embedding
         done = False
         held: PreparedFile | None = None  # the file that would have overfilled the last call
         while not done:
             first = held if held is not None else await converted.get()
             held = None
             if first is None:
+                await converted.put(None)  # for the other embedding stages
                 break
             batch, texts = [first], len(first.chunks.texts)
             # Whatever else is ready joins the call, up to a batch: the model never waits for
@@ -132,6 +138,7 @@ async def ingest_paths(
             while texts < EMBED_BATCH and not converted.empty():
                 following = converted.get_nowait()
                 if following is None:
+                    await converted.put(None)
                     done = True
                     break
                 if texts + len(following.chunks.texts) > EMBED_BATCH:
@@ -153,7 +160,9 @@ async def ingest_paths(
                 count = len(prepared.chunks.texts)
                 await embedded.put((prepared, vectors[start : start + count]))
                 start += count
-        await embedded.put(None)
+        embedding += 1
+        if embedding == EMBED_CALLS:
+            await embedded.put(None)
 
     async def write_group(group: list[tuple[PreparedFile, Vectors | None]]) -> None:
         # The files ready together are written in one transaction, the new ones in two
@@ -200,7 +209,9 @@ async def ingest_paths(
                 while analyze_at <= written:  # a group may pass more than one
                     analyze_at *= 2
 
-    await _all_or_none([prepare() for _ in range(preparers)] + [embed(), write()])
+    await _all_or_none(
+        [prepare() for _ in range(preparers)] + [embed() for _ in range(EMBED_CALLS)] + [write()]
+    )
     return report
 
 

@@ -211,9 +211,9 @@ async def measure_ingest_files(
     folder: Path,
 ) -> dict[str, Any]:
     """`corpus ingest` of the documents as Markdown files, and the model alone on the very
-    chunks it embeds (the files converted and chunked as the ingest does, in batches of
-    `MODEL_BATCH`), in the same run: the share of the model's rate the product reaches is the
-    issue's bar (>= 0.9).
+    chunks it embeds (the files converted and chunked as the ingest does, in calls of
+    `MODEL_BATCH`, and again in one call), in the same run: the share of the model's rate in
+    calls of `MODEL_BATCH` the product reaches is the issue's bar (>= 0.9).
 
     The two are interleaved: the files are walked in `INGEST_PARTS` parts, the model alone runs
     on a part's chunks before its walk, and once more on the last part's after the last walk
@@ -232,14 +232,19 @@ async def measure_ingest_files(
     size = -(-len(paths) // INGEST_PARTS)
     parts = [range(start, min(start + size, len(paths))) for start in range(0, len(paths), size)]
 
-    async def model_alone(part: range) -> tuple[int, float]:
+    async def model_alone(part: range) -> tuple[int, float, float]:
+        # As the issue measured it, one call of MODEL_BATCH after another; then all the part's
+        # chunks in one call, where the model's threads never wait for the next call (ADR 0040).
         batch = [text for i in part for text in texts[i]]
         started = time.perf_counter()
         for start in range(0, len(batch), MODEL_BATCH):
             await embedder.embed_passages(batch[start : start + MODEL_BATCH])
-        return len(batch), time.perf_counter() - started
+        in_batches = time.perf_counter() - started
+        started = time.perf_counter()
+        await embedder.embed_passages(batch)
+        return len(batch), in_batches, time.perf_counter() - started
 
-    model_runs: list[tuple[int, float]] = []
+    model_runs: list[tuple[int, float, float]] = []
     walked: list[tuple[IngestReport, float]] = []
     for part in parts:
         model_runs.append(await model_alone(part))
@@ -247,7 +252,9 @@ async def measure_ingest_files(
         report = await walk(db, settings, embedder, [paths[i] for i in part])
         walked.append((report, time.perf_counter() - started))
     model_runs.append(await model_alone(parts[-1]))
-    model_rate = sum(count for count, _ in model_runs) / sum(took for _, took in model_runs)
+    counted = sum(count for count, _, _ in model_runs)
+    model_rate = counted / sum(took for _, took, _ in model_runs)
+    one_call_rate = counted / sum(took for _, _, took in model_runs)
     chunks = sum(report.chunks for report, _ in walked)
     ingest_rate = chunks / sum(took for _, took in walked)
     return {
@@ -257,12 +264,18 @@ async def measure_ingest_files(
         "chunks_per_s": round(ingest_rate, 1),
         "model_alone_chunks": sum(map(len, texts)),
         "model_alone_chunks_per_s": round(model_rate, 1),
+        "model_alone_one_call_chunks_per_s": round(one_call_rate, 1),
         # Each part's rates in the order they ran: the model alone, the walk, ..., the model.
         "parts": {
-            "model_alone_chunks_per_s": [round(count / took, 1) for count, took in model_runs],
+            "model_alone_chunks_per_s": [round(count / took, 1) for count, took, _ in model_runs],
+            "model_alone_one_call_chunks_per_s": [
+                round(count / took, 1) for count, _, took in model_runs
+            ],
             "ingest_chunks_per_s": [round(report.chunks / took, 1) for report, took in walked],
         },
+        # The issue's bar (>= 0.9): against the model alone in calls of MODEL_BATCH.
         "share_of_model_rate": round(ingest_rate / model_rate, 3),
+        "share_of_one_call_rate": round(ingest_rate / one_call_rate, 3),
     }
 
 
@@ -490,7 +503,7 @@ async def _embedding_latencies(
     embedder: QueryEmbedder, queries: Sequence[str], clients: int
 ) -> list[float]:
     """Per-query latency in ms of embedding the query alone, with `clients` concurrent callers:
-    what micro-batching (queries that arrive together share a forward pass) is measured by."""
+    what the model's threads taking queries ahead of any passage waiting are measured by."""
     return await _timed(queries, clients, embedder.embed_query)
 
 

@@ -5,6 +5,7 @@ fails fails alone."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -309,3 +310,60 @@ async def test_a_group_with_a_file_that_fails_when_written_writes_the_others_alo
     assert "both legs" in contents["Old 1"]
     assert {f"New {i}" for i in range(3)} <= contents.keys()
     assert stats.chunk_count == chunks
+
+
+class OverlapRecorder(HashEmbedder):
+    """Hash vectors; each call waits until another call is running beside it (or 30 s pass),
+    and `most` records the most calls that were ever in flight together."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.running = self.most = 0
+        self._company = asyncio.Event()
+
+    async def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        self.running += 1
+        self.most = max(self.most, self.running)
+        if self.running > 1:
+            self._company.set()
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._company.wait(), 30)
+            return await super().embed_passages(texts)
+        finally:
+            self.running -= 1
+
+
+async def test_the_next_embedding_call_goes_while_one_runs(
+    settings: Settings,
+    server_url: str,
+    data_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A call per file: the second file's call starts while the first's runs, so the model's
+    # threads go on to its texts as the first call's last runs (issue #33).
+    monkeypatch.setattr(ingest, "EMBED_BATCH", 2)
+    files = notes(tmp_path, "Stint", 6, "A stint {i} runs ahead of the wave.")
+    url = await migrated_database(server_url, data_dir, "corpus_ingest_overlap")
+    db = Database(url)
+    walk_settings = make_settings(settings.data_dir, database_url=url)
+    converter, embedder = Converter(walk_settings), OverlapRecorder()
+    try:
+        report = await ingest_paths(
+            db,
+            embedder,
+            walk_settings,
+            converter,
+            files,
+            workspace="default",
+            visibility="org",
+            tags=[],
+            advance=lambda _label: None,
+        )
+    finally:
+        await converter.aclose()
+        await db.dispose()
+
+    assert report.counts["added"] == 6
+    assert embedder.most == ingest.EMBED_CALLS == 2

@@ -7,7 +7,9 @@ ever, and neither torch nor transformers is needed to run it.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
+import queue
 import threading
 from bisect import bisect_left
 from collections.abc import Sequence
@@ -23,7 +25,6 @@ from app.rag.embeddings.base import (
     EmbeddingError,
     SpanCounter,
     Vectors,
-    in_batches,
     only_row,
     unit_rows,
 )
@@ -32,9 +33,6 @@ MODEL, DIM, FLOOR = PROVIDER_DEFAULTS["local"]
 MODEL_DIR = Path(__file__).parent / "minilm"
 # Word pieces the model reads, [CLS] and [SEP] included (tokenizer.json truncates there).
 WINDOW = 256
-# Passages per forward pass, and so the longest a query waits behind an ingest (the lock is
-# taken per batch): 16 passages of ~200 words take about a quarter of a second on two cores.
-BATCH_SIZE = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,29 +65,6 @@ class Model:
             rows.append(self.session.run(["embedding"], feed)[0])
         vectors: Vectors = np.concatenate(rows) if rows else np.zeros((0, DIM), np.float32)
         return vectors
-
-    def encode_taking(self, texts: Sequence[str], out: Vectors, turns: Turns) -> None:
-        """Encode the texts `turns` hands this thread, one at a time, each into its row of
-        `out`, until none is left (`LocalEmbedder._encode` runs one per thread)."""
-        while (index := turns.take()) is not None:
-            out[index] = self.encode([texts[index]])[0]
-
-
-class Turns:
-    """The indexes 0..count-1, each handed to one taker: the threads of a pass take the next
-    text as each finishes its last."""
-
-    def __init__(self, count: int) -> None:
-        self._next = 0
-        self._count = count
-        self._lock = threading.Lock()
-
-    def take(self) -> int | None:
-        with self._lock:
-            if self._next == self._count:
-                return None
-            self._next += 1
-            return self._next - 1
 
 
 @cache
@@ -196,8 +171,8 @@ def load_model() -> Model:
         if not path.is_file():
             raise EmbeddingError(f"the local embedder's {path.name} is missing from {MODEL_DIR}")
     options = onnxruntime.SessionOptions()
-    # One thread per run: a pass runs its texts on as many threads as there are cores instead
-    # (`LocalEmbedder._encode`). A text runs alone (ADR 0028), and its small matrices split over
+    # One thread per run: the embedder runs texts on as many threads as there are cores instead
+    # (`LocalEmbedder._work`). A text runs alone (ADR 0028), and its small matrices split over
     # two threads left each waiting for the other; when an ingest's other work took a core, the
     # run waited for the thread that lost it. Alone the model ran 8% faster this way, with the
     # same vectors to the bit and the same time for a query (docs/BENCHMARKS.md, issue #33).
@@ -216,31 +191,79 @@ def load_model() -> Model:
     return Model(session=session, tokenizer=Tokenizer.from_file(str(vocabulary)))
 
 
+class _Call:
+    """One call's texts, each embedded by whichever of the model's threads takes it; `done` is
+    resolved on the caller's event loop when the last is in."""
+
+    __slots__ = ("abandoned", "done", "left", "lock", "loop", "out", "texts")
+
+    def __init__(self, texts: Sequence[str], loop: asyncio.AbstractEventLoop) -> None:
+        self.texts = texts
+        self.out: Vectors = np.zeros((len(texts), DIM), np.float32)
+        self.left = len(texts)
+        self.lock = threading.Lock()
+        self.loop = loop
+        self.done: asyncio.Future[None] = loop.create_future()
+        # Set on the loop when the caller goes (a cancelled request): its texts still queued are
+        # skipped. A plain attribute: the threads read it between texts.
+        self.abandoned = False
+        self.done.add_done_callback(self._abandon)
+
+    def _abandon(self, done: asyncio.Future[None]) -> None:
+        self.abandoned = done.cancelled()
+
+    def encoded(self, index: int, vector: Vectors) -> None:
+        """Called from a model thread: the text's vector is in; the last resolves `done`."""
+        self.out[index] = vector
+        with self.lock:
+            self.left -= 1
+            last = self.left == 0
+        if last:
+            self.loop.call_soon_threadsafe(_resolve, self.done, None)
+
+    def failed(self, error: BaseException) -> None:
+        """Called from a model thread: the call fails with the model's error."""
+        self.loop.call_soon_threadsafe(_resolve, self.done, error)
+
+
+def _resolve(done: asyncio.Future[None], error: BaseException | None) -> None:
+    if done.done():  # cancelled, or an earlier text already failed the call
+        return
+    if error is None:
+        done.set_result(None)
+    else:
+        done.set_exception(error)
+
+
+# A query's texts go ahead of every passage queued; within a priority, first come first served.
+QUERY, PASSAGE, STOP = 0, 1, 2
+
+
 class LocalEmbedder:
     """MiniLM has no query or passage prefixes: both are embedded alike.
 
     The model loads once, in a thread: at start-up when the app warms it (`warm`), else on
-    first use. Passes run one at a time under a lock, in worker threads: a query waits for at
-    most one batch of an ingest, never for the whole of it, and the queries that arrive while a
-    pass runs share the next one. A pass runs its texts on a thread per core, each taking the
-    next text as it finishes its last (`Model.encode_taking`), every text alone, so a text's
-    vector does not depend on the others of its pass.
+    first use. Then a thread per core (up to eight) takes texts from one queue, each text run
+    alone, so its vector does not depend on what else was queued (ADR 0028). A query's text
+    goes ahead of any passage waiting, so a query waits behind an ingest for the texts already
+    running, at most one per thread. And the threads take a call's texts as they come free,
+    across calls: when a call's last text runs on one thread, the other takes the next call's
+    first, where a pass per call left a core idle for its last text (issue #33).
     """
 
     provider = "local"
 
-    def __init__(self, *, batch_size: int = BATCH_SIZE, threads: int | None = None) -> None:
+    def __init__(self, *, threads: int | None = None) -> None:
         self.model = MODEL
         self.dim = DIM
         self.default_floor = FLOOR
         self.window: int | None = WINDOW
-        self._batch_size = batch_size
-        # Threads a pass runs on, one text at a time each (`load_model` gives a run one thread).
         self._threads = max(1, min(threads if threads is not None else os.cpu_count() or 1, 8))
-        self._lock = asyncio.Lock()
+        self._loading = asyncio.Lock()
         self._model: Model | None = None
-        self._waiting: list[tuple[str, asyncio.Future[Vectors]]] = []
-        self._gathering: asyncio.Task[None] | None = None
+        self._queue: queue.PriorityQueue[tuple[int, int, _Call | None, int]] = queue.PriorityQueue()
+        self._arrivals = itertools.count()  # first come, first served within a priority
+        self._workers: list[threading.Thread] = []
 
     @property
     def ready(self) -> bool:
@@ -249,11 +272,10 @@ class LocalEmbedder:
 
     async def warm(self) -> None:
         """Load the model now rather than on the first search."""
-        async with self._lock:
-            await self._loaded()
+        await self._started()
 
     async def embed_passages(self, texts: Sequence[str]) -> Vectors:
-        return await in_batches(texts, self._batch_size, self.dim, self._encode)
+        return await self._encode(texts, PASSAGE)
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         return count_tokens(texts)
@@ -262,57 +284,55 @@ class LocalEmbedder:
         return span_counts(document)
 
     async def embed_query(self, text: str) -> Vectors:
-        answer: asyncio.Future[Vectors] = asyncio.get_running_loop().create_future()
-        self._waiting.append((text, answer))
-        if self._gathering is None or self._gathering.done():
-            self._gathering = asyncio.create_task(self._encode_waiting())
-        return await answer
+        return only_row(await self._encode([text], QUERY))
 
-    async def _encode_waiting(self) -> None:
-        # No waiting for company: a query that finds the model idle goes at once (a fixed 2 ms
-        # window cost one client 2 of its 5.6 ms), and the queries that arrive while a pass
-        # runs share the next one, so eight clients still cost a pass of eight texts, not
-        # eight passes (docs/BENCHMARKS.md).
-        while self._waiting:
-            batch = self._waiting[: self._batch_size]
-            del self._waiting[: len(batch)]
-            try:
-                vectors = await self._encode([text for text, _ in batch])
-            except Exception as exc:  # every waiting query gets the provider's error
-                for _, answer in batch:
-                    if not answer.done():
-                        answer.set_exception(exc)
+    async def _started(self) -> Model:
+        async with self._loading:
+            if self._model is None:
+                self._model = await asyncio.to_thread(load_model)
+            if not self._workers:
+                model = self._model
+                self._workers = [
+                    threading.Thread(
+                        target=self._work, args=(model,), name=f"minilm-{i}", daemon=True
+                    )
+                    for i in range(self._threads)
+                ]
+                for worker in self._workers:
+                    worker.start()
+            return self._model
+
+    async def _encode(self, texts: Sequence[str], priority: int) -> Vectors:
+        if not texts:
+            return np.zeros((0, self.dim), np.float32)
+        await self._started()
+        call = _Call(texts, asyncio.get_running_loop())
+        for index in range(len(texts)):
+            self._queue.put((priority, next(self._arrivals), call, index))
+        await call.done
+        return unit_rows(call.out, len(texts), self.dim, self.provider)
+
+    def _work(self, model: Model) -> None:
+        """A model thread: the next text queued, until told to stop."""
+        while True:
+            _priority, _arrival, call, index = self._queue.get()
+            if call is None:
+                return
+            if call.abandoned:
                 continue
-            for row, (_, answer) in enumerate(batch):
-                if not answer.done():  # its caller may have gone (a cancelled request)
-                    answer.set_result(only_row(vectors[row : row + 1]))
-
-    async def _loaded(self) -> Model:
-        if self._model is None:
-            self._model = await asyncio.to_thread(load_model)
-        return self._model
-
-    async def _encode(self, texts: Sequence[str]) -> Vectors:
-        # A thread per core takes the pass's next text as it finishes its last. Dealt out in
-        # equal shares, the pass waited for the thread whose share ran longest: its texts were
-        # longer, or an ingest's other work took its core for a while (a core stood idle for 7
-        # of an ingest's 46 seconds, 4 of the model's 37 alone; issue #33). Each text still runs
-        # alone, so its vector is the same whichever thread takes it.
-        vectors: Vectors = np.zeros((len(texts), self.dim), np.float32)
-        turns = Turns(len(texts))
-        threads = max(1, min(self._threads, len(texts)))
-        async with self._lock:
-            model = await self._loaded()
-            await asyncio.gather(
-                *(
-                    asyncio.to_thread(model.encode_taking, texts, vectors, turns)
-                    for _ in range(threads)
-                )
-            )
-        return unit_rows(vectors, len(texts), self.dim, self.provider)
+            try:
+                vector = model.encode([call.texts[index]])[0]
+            except Exception as exc:  # the caller gets the model's error, the thread goes on
+                call.failed(EmbeddingError(f"the local model failed: {exc}"))
+                continue
+            call.encoded(index, vector)
 
     async def aclose(self) -> None:
-        if self._gathering is not None:
-            await asyncio.gather(self._gathering, return_exceptions=True)
-        async with self._lock:
+        """Stop the threads once the texts queued are done, and let the model go."""
+        async with self._loading:
+            workers, self._workers = self._workers, []
+            for _ in workers:
+                self._queue.put((STOP, next(self._arrivals), None, 0))
+            for worker in workers:
+                await asyncio.to_thread(worker.join)
             self._model = None

@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 
 from app.rag.embeddings import local
+from app.rag.embeddings.base import EmbeddingError
 from app.rag.embeddings.local import LocalEmbedder
+from tests.support import eventually
 
 ROLLBACK = (
     "To roll back a deployment, redeploy the previous release tag and run the database "
@@ -78,20 +80,20 @@ async def test_no_passages_give_an_empty_matrix(embedder: LocalEmbedder) -> None
     assert vectors.dtype == np.float32
 
 
-async def test_a_text_gets_the_same_vector_alone_and_in_any_batch(
+async def test_a_text_gets_the_same_vector_alone_and_among_any_others(
     embedder: LocalEmbedder,
 ) -> None:
     # A one-letter text beside long ones moved most while the int8 scales followed the batch.
     texts = [ROLLBACK, COOKING, "a", "rotate the signing key", "b"]
     whole = await embedder.embed_passages(texts)
-    batched = LocalEmbedder(batch_size=2)
+    one_thread = LocalEmbedder(threads=1)
 
-    in_batches = await batched.embed_passages(texts)
-    alone = [await batched.embed_passages([text]) for text in texts]
-    query = await batched.embed_query("a")
-    await batched.aclose()
+    together = await one_thread.embed_passages(texts)
+    alone = [await one_thread.embed_passages([text]) for text in texts]
+    query = await one_thread.embed_query("a")
+    await one_thread.aclose()
 
-    assert np.array_equal(in_batches, whole)
+    assert np.array_equal(together, whole)
     assert np.array_equal(np.concatenate(alone), whole)
     assert np.array_equal(query, whole[2])
 
@@ -163,59 +165,139 @@ async def test_concurrent_first_calls_load_the_model_once(monkeypatch: pytest.Mo
     assert all(vector.shape == (384,) for vector in vectors)
 
 
-async def test_concurrent_queries_share_one_forward_pass(monkeypatch: pytest.MonkeyPatch) -> None:
-    embedder = LocalEmbedder(threads=1)  # a pass is then one `Model.encode_taking` call
+class HeldModel:
+    """`Model.encode` patched to record the texts it runs, in order, and to hold on `hold`'s
+    text until `release` is set (a thread of the model then stands busy as long as a test
+    needs)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, hold: str) -> None:
+        self.ran: list[str] = []
+        self.holding, self.release = threading.Event(), threading.Event()
+        real_encode = local.Model.encode
+
+        def encode(model: local.Model, texts: list[str]) -> Any:
+            self.ran.append(texts[0])
+            if texts[0] == hold:
+                self.holding.set()
+                self.release.wait(timeout=30)
+            return real_encode(model, texts)
+
+        monkeypatch.setattr(local.Model, "encode", encode)
+
+
+async def test_a_query_goes_ahead_of_the_passages_queued(monkeypatch: pytest.MonkeyPatch) -> None:
+    embedder = LocalEmbedder(threads=1)
     await embedder.warm()
-    passes: list[int] = []
-    real_taking = local.Model.encode_taking
+    held = HeldModel(monkeypatch, hold="passage 0")
+    passages = [f"passage {i}" for i in range(6)]
 
-    def counting_taking(model: local.Model, texts: list[str], out: Any, turns: Any) -> None:
-        passes.append(len(texts))
-        real_taking(model, texts, out, turns)
+    ingest = asyncio.create_task(embedder.embed_passages(passages))
+    assert await asyncio.to_thread(held.holding.wait, 30)
+    query = asyncio.create_task(embedder.embed_query("a question during the ingest"))
 
-    monkeypatch.setattr(local.Model, "encode_taking", counting_taking)
-    questions = [f"how do I rotate key number {i}?" for i in range(8)]
+    async def queued() -> bool:  # the five passages left, and the query
+        return embedder._queue.qsize() == len(passages)
 
-    together = await asyncio.gather(*(embedder.embed_query(q) for q in questions))
-    alone = [await embedder.embed_query(q) for q in questions]
+    await eventually(queued, "the query is queued")
+    held.release.set()
+    vector = await query
+
+    # The one thread finished the text it was running, then took the query before the five
+    # passages that had waited longer.
+    assert held.ran[:2] == ["passage 0", "a question during the ingest"]
+    assert (await ingest).shape == (6, 384)
+    assert held.ran[2:] == passages[1:]
+    assert vector.shape == (384,)
     await embedder.aclose()
 
-    assert passes[0] == 8  # the eight arrived in one turn of the event loop: one pass
-    assert len(passes) == 1 + 8
-    assert all(np.array_equal(a, b) for a, b in zip(together, alone, strict=True))
 
-
-async def test_queries_arriving_during_a_pass_share_the_next(
+async def test_a_thread_takes_the_next_calls_texts_while_a_call_finishes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    embedder = LocalEmbedder(threads=1)  # a pass is then one `Model.encode_taking` call
+    # One call's last text holds its thread until the next call's text has started on the
+    # other: with a pass per call, the second call waited for the first's last text, and a
+    # core stood idle meanwhile (issue #33).
+    embedder = LocalEmbedder(threads=2)
     await embedder.warm()
-    passes: list[int] = []
-    first_pass_running, release = threading.Event(), threading.Event()
-    real_taking = local.Model.encode_taking
+    first_running, next_started = threading.Event(), threading.Event()
+    waited: list[bool] = []
+    real_encode = local.Model.encode
 
-    def held_taking(model: local.Model, texts: list[str], out: Any, turns: Any) -> None:
-        passes.append(len(texts))
-        if len(passes) == 1:
-            first_pass_running.set()
-            release.wait(timeout=30)
-        real_taking(model, texts, out, turns)
+    def encode(model: local.Model, texts: list[str]) -> Any:
+        if texts[0] == "the first call's last text":
+            first_running.set()
+            waited.append(next_started.wait(timeout=30))
+        else:
+            next_started.set()
+        return real_encode(model, texts)
 
-    monkeypatch.setattr(local.Model, "encode_taking", held_taking)
+    monkeypatch.setattr(local.Model, "encode", encode)
 
-    first = asyncio.create_task(embedder.embed_query("the first query finds the model idle"))
-    assert await asyncio.to_thread(first_pass_running.wait, 30)
-    later = [
-        asyncio.create_task(embedder.embed_query(f"arrived during the pass {i}")) for i in range(5)
-    ]
-    await asyncio.sleep(0.05)  # well after their arrival: nothing starts while the pass runs
-    assert passes == [1]
-    release.set()
-    vectors = await asyncio.gather(first, *later)
+    first = asyncio.create_task(embedder.embed_passages(["the first call's last text"]))
+    assert await asyncio.to_thread(first_running.wait, 30)
+    second = await embedder.embed_passages(["the next call's text"])
+    await first
     await embedder.aclose()
 
-    assert passes == [1, 5]
-    assert all(vector.shape == (384,) for vector in vectors)
+    assert waited == [True]
+    assert second.shape == (1, 384)
+
+
+async def test_a_cancelled_calls_waiting_texts_are_not_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    embedder = LocalEmbedder(threads=1)
+    await embedder.warm()
+    held = HeldModel(monkeypatch, hold="running when cancelled")
+    call = asyncio.create_task(
+        embedder.embed_passages(["running when cancelled", "skipped 1", "skipped 2"])
+    )
+    assert await asyncio.to_thread(held.holding.wait, 30)
+
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    held.release.set()
+    after = await embedder.embed_passages(["queued after the cancel"])
+    await embedder.aclose()
+
+    assert after.shape == (1, 384)
+    assert held.ran == ["running when cancelled", "queued after the cancel"]
+
+
+async def test_a_failing_text_fails_its_call_and_the_threads_go_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    embedder = LocalEmbedder(threads=2)
+    await embedder.warm()
+    real_encode = local.Model.encode
+
+    def encode(model: local.Model, texts: list[str]) -> Any:
+        if texts[0] == "breaks the model":
+            raise RuntimeError("onnxruntime: invalid input")
+        return real_encode(model, texts)
+
+    monkeypatch.setattr(local.Model, "encode", encode)
+
+    with pytest.raises(EmbeddingError, match="the local model failed: onnxruntime"):
+        await embedder.embed_passages(["fine", "breaks the model", "also fine"])
+    after = await embedder.embed_passages(["fine", "also fine"])
+    await embedder.aclose()
+
+    assert after.shape == (2, 384)
+
+
+async def test_closing_stops_the_threads_and_a_later_call_starts_them_again() -> None:
+    embedder = LocalEmbedder(threads=2)
+    first = await embedder.embed_query("before closing")
+    workers = list(embedder._workers)
+
+    await embedder.aclose()
+
+    assert not embedder.ready
+    assert not any(worker.is_alive() for worker in workers)
+    assert np.array_equal(await embedder.embed_query("before closing"), first)
+    await embedder.aclose()
 
 
 async def test_warming_loads_the_model_before_any_call() -> None:
@@ -228,21 +310,7 @@ async def test_warming_loads_the_model_before_any_call() -> None:
     await embedder.aclose()
 
 
-async def test_a_query_waits_for_one_batch_of_an_ingest_not_for_all_of_it() -> None:
-    embedder = LocalEmbedder(batch_size=1)
-    await embedder.embed_query("load the model first")
-    ingest = asyncio.create_task(embedder.embed_passages([ROLLBACK, COOKING] * 4))
-    await asyncio.sleep(0)  # one turn of the loop: the ingest takes the lock for its first batch
-
-    query = await embedder.embed_query("How do I roll back a deploy?")
-
-    assert not ingest.done()
-    assert (await ingest).shape == (8, 384)
-    assert query.shape == (384,)
-    await embedder.aclose()
-
-
-async def test_a_pass_over_threads_gives_each_text_its_own_vector_in_order(
+async def test_texts_over_threads_each_get_their_own_vector_in_order(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     texts = [f"passage {i}: {'heron ' * i}nests by the estuary" for i in range(7)]
@@ -268,19 +336,14 @@ async def test_a_pass_over_threads_gives_each_text_its_own_vector_in_order(
     assert np.array_equal(shared, single)
 
 
-def test_turns_hand_each_index_to_one_taker_however_many_threads_take() -> None:
-    turns = local.Turns(10_000)
-    taken: list[list[int]] = [[] for _ in range(4)]
+async def test_concurrent_calls_over_threads_each_get_their_own_rows() -> None:
+    calls = [[f"call {c} text {i}: {'tern ' * (c + i)}" for i in range(c + 1)] for c in range(6)]
+    one = LocalEmbedder(threads=1)
+    expected = [await one.embed_passages(texts) for texts in calls]
+    await one.aclose()
+    three = LocalEmbedder(threads=3)
 
-    def take(mine: list[int]) -> None:
-        while (index := turns.take()) is not None:
-            mine.append(index)
+    got = await asyncio.gather(*(three.embed_passages(texts) for texts in calls))
+    await three.aclose()
 
-    threads = [threading.Thread(target=take, args=(mine,)) for mine in taken]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-
-    assert sorted(i for mine in taken for i in mine) == list(range(10_000))
-    assert turns.take() is None
+    assert all(np.array_equal(a, b) for a, b in zip(got, expected, strict=True))
