@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from sqlalchemy import text
 
-from app.bench import ingest
+from app.bench import ingest, load
 from app.bench.ingest import IngestReport, ingest_paths
 from app.config import Settings
 from app.db.engine import Database
@@ -346,23 +346,12 @@ async def test_the_next_embedding_call_goes_while_one_runs(
     monkeypatch.setattr(ingest, "EMBED_BATCH", 2)
     files = notes(tmp_path, "Stint", 6, "A stint {i} runs ahead of the wave.")
     url = await migrated_database(server_url, data_dir, "corpus_ingest_overlap")
-    db = Database(url)
-    walk_settings = make_settings(settings.data_dir, database_url=url)
-    converter, embedder = Converter(walk_settings), OverlapRecorder()
+    db, embedder = Database(url), OverlapRecorder()
     try:
-        report = await ingest_paths(
-            db,
-            embedder,
-            walk_settings,
-            converter,
-            files,
-            workspace="default",
-            visibility="org",
-            tags=[],
-            advance=lambda _label: None,
+        report = await load.walk(
+            db, make_settings(settings.data_dir, database_url=url), embedder, files
         )
     finally:
-        await converter.aclose()
         await db.dispose()
 
     assert report.counts["added"] == 6
