@@ -204,13 +204,14 @@ class _Call:
         self.lock = threading.Lock()
         self.loop = loop
         self.done: asyncio.Future[None] = loop.create_future()
-        # Set on the loop when the caller goes (a cancelled request): its texts still queued are
-        # skipped. A plain attribute: the threads read it between texts.
+        # Set on the loop once the call is over before its texts are: its caller went (a
+        # cancelled request) or a text failed it. Its texts still queued are then skipped. A
+        # plain attribute: the threads read it between texts.
         self.abandoned = False
         self.done.add_done_callback(self._abandon)
 
-    def _abandon(self, done: asyncio.Future[None]) -> None:
-        self.abandoned = done.cancelled()
+    def _abandon(self, _done: asyncio.Future[None]) -> None:
+        self.abandoned = True
 
     def encoded(self, index: int, vector: Vectors) -> None:
         """Called from a model thread: the text's vector is in; the last resolves `done`."""
