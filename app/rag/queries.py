@@ -189,8 +189,11 @@ _TSV = _tsv(*(f"r.{name}" for name in _LEXED))
 # each per file, and a statement per document one per file: about a core-second per 1,000
 # files in the socket's `send` alone on the machine whose two cores the local model needs
 # (issue #33); a walk writes the files ready together in one. Each chunk's length is counted
-# from its lexemes as it is written. The document frequencies are upserted in lexeme order, so
-# two concurrent writers lock shared lexemes in the same order and cannot deadlock.
+# from its lexemes as it is written. The document frequencies are upserted in a WITH clause the
+# main query does not read, which PostgreSQL runs after it: a writer locks the corpus's row
+# (the main UPDATE) before any lexeme, so writers queue on that row, and a transaction of two
+# such statements (an edit, a walk's group with one) cannot deadlock with another writer
+# (tests/rag/test_statistics_lock.py). Keep the main query off `frequencies`.
 WRITE_CHUNKS = text(
     f"""
 WITH given AS (
@@ -253,7 +256,7 @@ async def _write_postings(conn: WriteConnection, document_id: UUID) -> None:
 
 # Both statistics in one statement (a round trip fewer for every document edited or deleted):
 # the document frequencies from the chunks' own lexemes (one per posting), and the corpus's
-# chunk count and total length.
+# chunk count and total length. The corpus's row is locked first, as in `WRITE_CHUNKS`.
 ADJUST_STATISTICS = text(
     "WITH frequencies AS ("
     "  INSERT INTO lexeme_stats (lexeme, df) "
@@ -273,8 +276,8 @@ ADJUST_STATISTICS = text(
 async def adjust_statistics(conn: WriteConnection, document_id: UUID, sign: int) -> None:
     """Add (sign 1) or remove (sign -1) a document's chunks to the BM25 statistics.
 
-    Only `org` documents count; the caller decides. Rows are upserted in lexeme order, so two
-    concurrent ingests lock shared lexemes in the same order and cannot deadlock on them.
+    Only `org` documents count; the caller decides. The corpus's row is locked before any
+    lexeme (`WRITE_CHUNKS`' comment), so concurrent writers cannot deadlock on them.
     """
     await conn.execute(ADJUST_STATISTICS, {"document_id": document_id, "sign": sign})
 
