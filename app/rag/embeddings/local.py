@@ -236,8 +236,12 @@ def _resolve(done: asyncio.Future[None], error: BaseException | None) -> None:
         done.set_exception(error)
 
 
-# A query's texts go ahead of every passage queued; within a priority, first come first served.
+# A query's texts go ahead of every passage queued. Passages go in turns of TURN texts: the
+# first TURN of every call waiting before the next TURN of any, so a small upload or the
+# dashboard's wordings wait for a turn of a large upload, not for all of it (as a lock per batch
+# of 16 had it before ADR 0040). Within a turn, first come first served.
 QUERY, PASSAGE, STOP = 0, 1, 2
+TURN = 16
 
 
 class LocalEmbedder:
@@ -247,7 +251,8 @@ class LocalEmbedder:
     first use. Then a thread per core (up to eight) takes texts from one queue, each text run
     alone, so its vector does not depend on what else was queued (ADR 0028). A query's text
     goes ahead of any passage waiting, so a query waits behind an ingest for the texts already
-    running, at most one per thread. And the threads take a call's texts as they come free,
+    running, at most one per thread; calls of passages take turns of `TURN` texts. And the
+    threads take a call's texts as they come free,
     across calls: when a call's last text runs on one thread, the other takes the next call's
     first, where a pass per call left a core idle for its last text (issue #33).
     """
@@ -262,8 +267,12 @@ class LocalEmbedder:
         self._threads = max(1, min(threads if threads is not None else os.cpu_count() or 1, 8))
         self._loading = asyncio.Lock()
         self._model: Model | None = None
-        self._queue: queue.PriorityQueue[tuple[int, int, _Call | None, int]] = queue.PriorityQueue()
-        self._arrivals = itertools.count()  # first come, first served within a priority
+        # (priority, turn, arrival, call, text's index): `arrival` is unique, so the call is
+        # never compared.
+        self._queue: queue.PriorityQueue[tuple[int, int, int, _Call | None, int]] = (
+            queue.PriorityQueue()
+        )
+        self._arrivals = itertools.count()
         self._workers: list[threading.Thread] = []
 
     @property
@@ -309,14 +318,15 @@ class LocalEmbedder:
         await self._started()
         call = _Call(texts, asyncio.get_running_loop())
         for index in range(len(texts)):
-            self._queue.put((priority, next(self._arrivals), call, index))
+            turn = index // TURN if priority == PASSAGE else 0
+            self._queue.put((priority, turn, next(self._arrivals), call, index))
         await call.done
         return unit_rows(call.out, len(texts), self.dim, self.provider)
 
     def _work(self, model: Model) -> None:
         """A model thread: the next text queued, until told to stop."""
         while True:
-            _priority, _arrival, call, index = self._queue.get()
+            _priority, _turn, _arrival, call, index = self._queue.get()
             if call is None:
                 return
             if call.abandoned:
@@ -333,7 +343,7 @@ class LocalEmbedder:
         async with self._loading:
             workers, self._workers = self._workers, []
             for _ in workers:
-                self._queue.put((STOP, next(self._arrivals), None, 0))
+                self._queue.put((STOP, 0, next(self._arrivals), None, 0))
             for worker in workers:
                 await asyncio.to_thread(worker.join)
             self._model = None

@@ -211,6 +211,30 @@ async def test_a_query_goes_ahead_of_the_passages_queued(monkeypatch: pytest.Mon
     await embedder.aclose()
 
 
+async def test_calls_of_passages_take_turns_so_a_small_one_waits_for_a_turn_not_all(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    embedder = LocalEmbedder(threads=1)
+    await embedder.warm()
+    large = [f"large {i}" for i in range(local.TURN + 4)]
+    held = HeldModel(monkeypatch, hold=large[0])
+
+    upload = asyncio.create_task(embedder.embed_passages(large))
+    assert await asyncio.to_thread(held.holding.wait, 30)
+    small = asyncio.create_task(embedder.embed_passages(["small 0", "small 1"]))
+
+    async def queued() -> bool:  # the large call's texts left, and the small call's
+        return embedder._queue.qsize() == len(large) - 1 + 2
+
+    await eventually(queued, "the small call is queued")
+    held.release.set()
+    await asyncio.gather(upload, small)
+    await embedder.aclose()
+
+    # The large call's first turn, then the small call, then the large call's next turn.
+    assert held.ran == [*large[: local.TURN], "small 0", "small 1", *large[local.TURN :]]
+
+
 async def test_a_thread_takes_the_next_calls_texts_while_a_call_finishes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
