@@ -441,10 +441,14 @@ async def _with_provenance(conn: WriteConnection, principal: Principal, answer: 
 async def _done(
     conn: WriteConnection, question: Question, run: Run, mode: RunMode, answer: Answer
 ) -> DoneEvent:
-    """The run's last event, carrying `answer`; in a chat, the turn is kept in the same
-    transaction."""
+    """The run's last event, carrying `answer`; in a chat, the turn is kept (and a chat's run
+    marked done) in the same transaction."""
     answer = await _with_provenance(conn, run.principal, answer)
     chat_id = question.chat_id
+    if question.run_id is not None:
+        # A chat's run (a job, ADR 0030) ends with its turn: one commit, so a reader of the
+        # chat never finds the turn beside a run still under way.
+        await records.complete_run(conn, question.run_id, answer)
     if question.in_chat:
         chat_id = await records.record_turn(
             conn,

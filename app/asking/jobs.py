@@ -153,6 +153,9 @@ class Jobs:
                     async for event in events:
                         relay.put(event)
                         if isinstance(event, DoneEvent):
+                            # The job is done with its turn: a renewal now would find it
+                            # finished and take the run for cancelled.
+                            heartbeat.cancel()
                             answer = Answer(
                                 answer=event.answer,
                                 citations=event.citations,
@@ -181,7 +184,7 @@ class Jobs:
         if error is not None:
             await self._finish(asking, job_id, error=error)
             return Answer.failed(job_id, error)
-        await self._finish(asking, job_id, result=answer)
+        # Marked done by the transaction that kept its turn (`answering._done`).
         return answer
 
     async def wait(self, job_id: UUID, seconds: float) -> Answer | None:

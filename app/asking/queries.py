@@ -264,12 +264,15 @@ async def finish_job(
     status: str,
     result: dict[str, Any] | None,
     error: str | None,
-) -> None:
-    await conn.execute(
+) -> bool:
+    """Finish a running job; False when it had finished already (cancelled, or abandoned)."""
+    finished = await conn.execute(
         update(research_jobs)
         .where(research_jobs.c.id == job_id, research_jobs.c.status == "running")
         .values(status=status, result=result, error=error, finished_at=func.now())
+        .returning(research_jobs.c.id)
     )
+    return finished.first() is not None
 
 
 async def get_job(

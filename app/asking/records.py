@@ -13,7 +13,7 @@ from app.asking import queries
 from app.asking.limits import JOB_RETRY_AFTER_S
 from app.asking.schemas import CHAT_TITLE_CHARS, Answer, Citation, Step
 from app.db.engine import WriteConnection
-from app.errors import NotFound, RateLimited, ValidationFailed
+from app.errors import Conflict, NotFound, RateLimited, ValidationFailed
 from app.observe import metrics
 
 # Said of a job whose process stopped renewing its lease.
@@ -160,6 +160,20 @@ async def finish_job(
     status = "failed" if error is not None else "done"
     stored = result.model_dump(mode="json") if result is not None else None
     await queries.finish_job(conn, job_id=job_id, status=status, result=stored, error=error)
+
+
+async def complete_run(conn: WriteConnection, job_id: UUID, answer: Answer) -> None:
+    """Mark a chat's run done with its answer, in the transaction that keeps its turn: a
+    reader of the chat sees the run under way or its turn, never both (`chat_runs` lists the
+    runs not done).
+
+    Raises:
+        Conflict: the run was finished meanwhile (cancelled by its owner, or abandoned): its
+            answer is not kept.
+    """
+    stored = answer.model_dump(mode="json")
+    if not await queries.finish_job(conn, job_id=job_id, status="done", result=stored, error=None):
+        raise Conflict("the run was stopped before its answer landed; its answer is not kept")
 
 
 async def cancel_job(conn: WriteConnection, job_id: UUID) -> None:

@@ -8,6 +8,8 @@ import asyncio
 import uuid
 from typing import Any
 
+from sqlalchemy import text
+
 from app.asking import records
 from app.asking import service as asking_service
 from tests.accounts import Account
@@ -42,17 +44,38 @@ async def _chat(world: World, account: Account, chat_id: str) -> dict[str, Any]:
     return chat
 
 
-async def test_a_deep_run_outlives_its_page_and_its_turn_lands_in_the_chat(
+async def _held_deep_run(
     world: World, swap_models: Swap
-) -> None:
+) -> tuple[asyncio.Event, Account, dict[str, Any]]:
+    """A viewer's deep run in a new chat, its page closed, held at its first model call until
+    the returned event is set; the asker, and the run's `mode` event."""
     release, reached = asyncio.Event(), asyncio.Event()
     swap_models(deep_run(release, reached))
     asker = await world.corpus.account("viewer")
     mode, _ = await _open_deep_run(world, asker, "How does a rollback work?")
+    await asyncio.wait_for(reached.wait(), timeout=30)
+    return release, asker, mode
+
+
+async def _landed(world: World, account: Account, chat_id: str) -> dict[str, Any]:
+    """The chat once its run's turn has landed in it."""
+    landed: dict[str, Any] = {}
+
+    async def turn() -> bool:
+        landed.update(await _chat(world, account, chat_id))
+        return bool(landed["messages"])
+
+    await eventually(turn, "the run's turn lands in the chat")
+    return landed
+
+
+async def test_a_deep_run_outlives_its_page_and_its_turn_lands_in_the_chat(
+    world: World, swap_models: Swap
+) -> None:
+    release, asker, mode = await _held_deep_run(world, swap_models)
     assert mode["mode"] == "deep"
     assert mode["run_id"] is not None
     chat_id = mode["chat_id"]
-    await asyncio.wait_for(reached.wait(), timeout=30)
 
     # The page is gone; the chat exists already and says its run is under way.
     chat = await _chat(world, asker, chat_id)
@@ -62,11 +85,7 @@ async def test_a_deep_run_outlives_its_page_and_its_turn_lands_in_the_chat(
 
     release.set()
 
-    async def landed() -> bool:
-        return bool((await _chat(world, asker, chat_id))["messages"])
-
-    await eventually(landed, "the run's turn lands in the chat")
-    chat = await _chat(world, asker, chat_id)
+    chat = await _landed(world, asker, chat_id)
     assert [m["role"] for m in chat["messages"]] == ["user", "assistant"]
     answer = chat["messages"][1]
     assert answer["content"] == "Roll back with make rollback [1]."
@@ -78,12 +97,9 @@ async def test_a_deep_run_outlives_its_page_and_its_turn_lands_in_the_chat(
 async def test_cancel_stops_a_deep_run_and_only_its_owner_may(
     world: World, swap_models: Swap
 ) -> None:
-    release, reached = asyncio.Event(), asyncio.Event()
-    swap_models(deep_run(release, reached))
-    owner, stranger = await world.corpus.account("viewer"), await world.corpus.account("viewer")
-    mode, _ = await _open_deep_run(world, owner, "How does a rollback work?")
+    release, owner, mode = await _held_deep_run(world, swap_models)
+    stranger = await world.corpus.account("viewer")
     run_id, chat_id = mode["run_id"], mode["chat_id"]
-    await asyncio.wait_for(reached.wait(), timeout=30)
     jobs = world.corpus.app.state.resources.jobs
 
     async with _client(world, stranger) as client:
@@ -158,3 +174,61 @@ async def test_a_run_whose_server_died_shows_in_its_chat_as_failed_and_why(world
     assert [(r["status"], r["error"]) for r in chat["runs"]] == [
         ("failed", asking_service.RUN_ABANDONED)
     ]
+
+
+async def _waits_on_the_job_row(world: World) -> bool:
+    """Whether a session waits for the lock on a research job's row."""
+    async with world.corpus.db.read() as conn:
+        waiting = await conn.execute(
+            text(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND wait_event_type = 'Lock' AND query ILIKE '%research_jobs%'"
+            )
+        )
+        return bool(waiting.scalar_one())
+
+
+async def test_a_runs_turn_and_its_end_are_one_commit(world: World, swap_models: Swap) -> None:
+    # A reader of the chat finds the run under way or its turn, never both: the page would
+    # show the answer under a "still researching" it has outlived.
+    release, asker, mode = await _held_deep_run(world, swap_models)
+    chat_id = mode["chat_id"]
+    async with world.corpus.db.write() as conn:
+        # Hold the job's row: the run's answer waits for it, with whatever it wrote before.
+        await conn.execute(
+            text("SELECT 1 FROM research_jobs WHERE id = :id FOR UPDATE"), {"id": mode["run_id"]}
+        )
+        release.set()
+        await eventually(lambda: _waits_on_the_job_row(world), "the run waits for the job's row")
+        chat = await _chat(world, asker, chat_id)
+        assert chat["messages"] == []
+        assert [r["status"] for r in chat["runs"]] == ["running"]
+
+    chat = await _landed(world, asker, chat_id)
+    assert [m["role"] for m in chat["messages"]] == ["user", "assistant"]
+    assert chat["runs"] == []
+
+
+async def test_a_run_stopped_elsewhere_as_its_answer_lands_keeps_no_turn(
+    world: World, swap_models: Swap
+) -> None:
+    # Cancelled through another replica while its answer was being kept: the cancel wins, the
+    # turn is not kept, and the chat says the run was cancelled.
+    release, asker, mode = await _held_deep_run(world, swap_models)
+    run_id, chat_id = mode["run_id"], mode["chat_id"]
+    jobs = world.corpus.app.state.resources.jobs
+    async with world.corpus.db.write() as conn:
+        await conn.execute(
+            text("SELECT 1 FROM research_jobs WHERE id = :id FOR UPDATE"), {"id": run_id}
+        )
+        release.set()
+        await eventually(lambda: _waits_on_the_job_row(world), "the run waits for the job's row")
+        await records.cancel_job(conn, uuid.UUID(run_id))
+
+    async def ended() -> bool:
+        return all(str(job) != run_id for job in jobs._tasks)
+
+    await eventually(ended, "the run ends")
+    chat = await _chat(world, asker, chat_id)
+    assert chat["messages"] == []
+    assert [(r["status"], r["error"]) for r in chat["runs"]] == [("failed", records.CANCELLED)]
