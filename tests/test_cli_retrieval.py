@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from app.bench import doors
 from app.bench.load import HELD_OUT_SEED, Zipf, bench
 from app.config import Settings
-from app.db import scratch
+from app.db import embedded, scratch
 from tests.support import PROJECT_ROOT, child_env, make_settings, run_corpus_here
 
 
@@ -324,6 +324,7 @@ async def test_bench_measures_what_each_door_adds_to_a_search(settings: Settings
         documents=5,
         queries=20,
         rate_queries=40,
+        postgres_pid=embedded.server_pid(settings.data_dir),
     )
     latency = report["latency_ms"]
     # Every door answered every query (a refused or failed call raises), and was timed.
@@ -346,4 +347,12 @@ async def test_bench_measures_what_each_door_adds_to_a_search(settings: Settings
     assert eight["http_over_in_process"] == pytest.approx(
         eight["http_per_s"] / eight["in_process_per_s"], abs=0.01
     )
+    # Each process the searches ran in spent CPU on them, and the split is printed.
+    cpu = eight["cpu_ms_per_search"]
+    assert cpu["in_process"]["this_process"] > 0
+    assert cpu["in_process"]["postgresql"] > 0
+    assert cpu["http"]["server"] > 0
+    assert cpu["http"]["postgresql"] > 0
+    assert cpu["http"]["client"] > 0
     assert "the door's cost at p50, POST /api/search" in doors.summary(report)
+    assert f"over HTTP: the server {cpu['http']['server']}," in doors.summary(report)
