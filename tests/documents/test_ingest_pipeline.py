@@ -356,3 +356,44 @@ async def test_the_next_embedding_call_goes_while_one_runs(
 
     assert report.counts["added"] == 6
     assert embedder.most == ingest.EMBED_CALLS == 2
+
+
+class CallSizes(HashEmbedder):
+    """The hash embedder, noting the size of each call of passages in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sizes: list[int] = []
+
+    async def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        self.sizes.append(len(texts))
+        return await super().embed_passages(texts)
+
+
+async def test_the_bench_runs_the_model_in_one_call_after_the_walk_and_its_passes(
+    settings: Settings, server_url: str, data_dir: Path, tmp_path: Path
+) -> None:
+    # The issue's measure interleaves the model alone in calls of 16 with the walk's parts;
+    # the passes in one call, for information, come after all of it, so that they do not stand
+    # between a part of the walk and its passes.
+    sections = "\n\n".join(
+        f"## Step {j}\n\n" + " ".join(f"word{j}x{k} runs the step" for k in range(30))
+        for j in range(20)
+    )
+    documents = [(f"Runbook {i}", sections) for i in range(load.INGEST_PARTS)]
+    url = await migrated_database(server_url, data_dir, "corpus_ingest_one_call")
+    db, embedder = Database(url), CallSizes()
+    try:
+        report = await load.measure_ingest_files(
+            db, make_settings(settings.data_dir, database_url=url), embedder, documents, tmp_path
+        )
+    finally:
+        await db.dispose()
+
+    per_part = report["chunks"] // load.INGEST_PARTS
+    assert per_part > load.MODEL_BATCH  # a part's one call is told from the calls of 16
+    # One call per part, and the last part's once more, last of all; before them the model's
+    # last pass in calls of 16 over the last part.
+    assert embedder.sizes[-(load.INGEST_PARTS + 1) :] == [per_part] * (load.INGEST_PARTS + 1)
+    last_of_sixteen = per_part % load.MODEL_BATCH or load.MODEL_BATCH
+    assert embedder.sizes[-(load.INGEST_PARTS + 2)] == last_of_sixteen
