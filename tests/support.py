@@ -122,13 +122,16 @@ async def eventually(
         await asyncio.sleep(0.02)
 
 
-async def waiting_on_locks(conn: AsyncConnection) -> int:
-    """How many sessions on `conn`'s database wait for a lock (a row another holds, ...)."""
+async def waiting_on_locks(conn: AsyncConnection, *, in_statements_on: str = "") -> int:
+    """How many sessions on `conn`'s database wait for a lock (a row another holds, ...); only
+    those whose statement names `in_statements_on` (a table), when given."""
     waiting = await conn.execute(
         text(
             "SELECT count(*) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND wait_event_type = 'Lock'"
-        )
+            "WHERE datname = current_database() AND wait_event_type = 'Lock' "
+            "AND strpos(query, :named) > 0"
+        ),
+        {"named": in_statements_on},
     )
     count: int = waiting.scalar_one()
     return count

@@ -237,17 +237,8 @@ class _Cores:
         return (
             time.process_time(),
             None if self.server is None else _seconds(psutil.Process(self.server)),
-            None if self.postgres is None else self._postgres(),
+            None if self.postgres is None else _cluster_seconds(self.postgres),
         )
-
-    def _postgres(self) -> float:
-        assert self.postgres is not None
-        postmaster = psutil.Process(self.postgres)
-        total = _seconds(postmaster)
-        for backend in postmaster.children():
-            with contextlib.suppress(psutil.NoSuchProcess):  # a backend that ended meanwhile
-                total += _seconds(backend)
-        return total
 
     def per_search(
         self,
@@ -268,6 +259,16 @@ class _Cores:
 def _seconds(process: psutil.Process) -> float:
     times = process.cpu_times()
     return float(times.user + times.system)
+
+
+def _cluster_seconds(postmaster: int) -> float:
+    """The CPU seconds of a PostgreSQL server: its postmaster's and its backends'."""
+    server = psutil.Process(postmaster)
+    total = _seconds(server)
+    for backend in server.children():
+        with contextlib.suppress(psutil.NoSuchProcess):  # a backend that ended meanwhile
+            total += _seconds(backend)
+    return total
 
 
 async def _rate(

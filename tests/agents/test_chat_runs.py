@@ -16,7 +16,7 @@ from tests.accounts import Account
 from tests.agents.conftest import World
 from tests.agents.test_ask_api import Swap, _client, _events
 from tests.mcp.research import deep_run
-from tests.support import eventually
+from tests.support import eventually, waiting_on_locks
 
 
 async def _open_deep_run(
@@ -179,13 +179,7 @@ async def test_a_run_whose_server_died_shows_in_its_chat_as_failed_and_why(world
 async def _waits_on_the_job_row(world: World) -> bool:
     """Whether a session waits for the lock on a research job's row."""
     async with world.corpus.db.read() as conn:
-        waiting = await conn.execute(
-            text(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                "AND wait_event_type = 'Lock' AND query ILIKE '%research_jobs%'"
-            )
-        )
-        return bool(waiting.scalar_one())
+        return await waiting_on_locks(conn, in_statements_on="research_jobs") >= 1
 
 
 async def test_a_runs_turn_and_its_end_are_one_commit(world: World, swap_models: Swap) -> None:
